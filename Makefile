@@ -1,0 +1,42 @@
+# Two commands do all the set-up on a fresh machine: `make demo` and `make test`.
+# Both create the development environment (.venv) first when it is missing or stale.
+
+VENV      := .venv
+PY        := $(VENV)/bin/python
+STAMP     := $(VENV)/.installed
+# Relay exists only in TVM <= 0.19; its PyPI build (hhb-tvm, TVM 0.16) has wheels for CPython 3.8 and 3.10.
+PYTEST_ARGS ?=
+SHELL       := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+# pip's notes about this machine's local index mirrors are noise; keep real errors.
+QUIET_PIP   := { grep -v "is ignored: it is neither a file nor a directory" || true; }
+
+.PHONY: setup demo test bench fuzz schema clean
+
+setup: $(STAMP)
+
+$(STAMP): setup.cfg pyproject.toml constraints.txt requirements-relay.txt
+	@test -x $(PY) || { py="$$(tools/find-python 3.10)"; echo "creating $(VENV) with $$py"; "$$py" -m venv $(VENV); }
+	$(PY) -m pip install --quiet -c constraints.txt -r requirements-relay.txt -e ".[test]" 2>&1 | $(QUIET_PIP)
+	$(PY) -c "import tvm, tvm.relay, relayviz_instrument; print('tvm', tvm.__version__, 'with Relay: ok')"
+	@touch $(STAMP)
+
+demo: setup
+	$(VENV)/bin/relayviz demo
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Long runs, kept out of `make test`.
+bench: setup
+	$(PY) benchmarks/bench_serialize.py
+
+fuzz: setup
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -m "not slow" tests/test_format.py $(PYTEST_ARGS)
+
+# Regenerate the shipped JSON Schema from the kind tables in relayviz_instrument/format.py.
+schema: setup
+	$(PY) -c "from relayviz_instrument.format import _write_schema; _write_schema()"
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache relayviz-trace

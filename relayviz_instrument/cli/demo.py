@@ -1,0 +1,9 @@
+"""``relayviz demo``: not written yet."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Placeholder until the command lands."""

@@ -1,0 +1,110 @@
+"""The errors and warnings of relayviz_instrument.
+
+One small hierarchy. Each error also inherits the builtin it resembles, so callers that
+already catch ``ValueError`` or ``OSError`` keep working::
+
+    RelayVizError
+    ├── RelayVizFormatError        (ValueError)    a document that breaks the RelayViz format
+    │   └── GraphJSONError                          a malformed graph executor / NNVM graph JSON
+    ├── RelayVizSerializeError     (TypeError)     an object the serializers cannot represent
+    ├── RelayVizTraceError         (OSError)       a trace directory that cannot be read or written
+    └── RelayVizDependencyError    (ImportError)   an optional dependency that is not installed
+
+    RelayVizWarning                (UserWarning)
+    ├── UnknownNodeKindWarning                      a node kind from a newer minor version, kept as is
+    └── TraceIncompleteWarning                      the instrument failed; the compilation went on
+
+Every message says what was wrong, where (file, node id, field) and what to do.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = [
+    "RelayVizError",
+    "RelayVizFormatError",
+    "GraphJSONError",
+    "RelayVizSerializeError",
+    "RelayVizTraceError",
+    "RelayVizDependencyError",
+    "RelayVizWarning",
+    "UnknownNodeKindWarning",
+    "TraceIncompleteWarning",
+]
+
+
+class RelayVizError(Exception):
+    """Base class of every error raised by relayviz_instrument."""
+
+
+class RelayVizFormatError(RelayVizError, ValueError):
+    """A document that is not valid RelayViz.
+
+    ``source`` names the file (or ``<bytes>``), ``node`` the node id and ``field`` the
+    field path inside that node, when they are known. ``str()`` gives one line.
+    """
+
+    hint = "regenerate the document with relayviz_instrument.dumps() or fix the file by hand"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str = "<document>",
+        node: Optional[int] = None,
+        kind: Optional[str] = None,
+        field: Optional[str] = None,
+        hint: Optional[str] = None,
+    ) -> None:
+        self.message = message
+        self.source = source
+        self.node = node
+        self.kind = kind
+        self.field = field
+        if hint is not None:
+            self.hint = hint
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = [self.source]
+        if self.node is not None:
+            where.append(f"node {self.node}" + (f" ({self.kind})" if self.kind else ""))
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        text = ": ".join([", ".join(where), self.message])
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class GraphJSONError(RelayVizFormatError):
+    """A graph executor or NNVM graph JSON that cannot be read.
+
+    ``field`` names the key (``nodes[12].inputs[0]``, ``attrs.shape``...).
+    """
+
+    hint = "check the file was written by relay.build (lib.get_graph_json()) or an NNVM graph"
+
+
+class RelayVizSerializeError(RelayVizError, TypeError):
+    """An IR object the serializer does not know how to write."""
+
+
+class RelayVizTraceError(RelayVizError, OSError):
+    """A trace directory that cannot be created, written or read back."""
+
+
+class RelayVizDependencyError(RelayVizError, ImportError):
+    """An optional dependency is missing; the message carries the install command."""
+
+
+class RelayVizWarning(UserWarning):
+    """Base class of the warnings relayviz_instrument emits."""
+
+
+class UnknownNodeKindWarning(RelayVizWarning):
+    """A document from a newer minor version holds node kinds this reader does not know."""
+
+
+class TraceIncompleteWarning(RelayVizWarning):
+    """The instrument failed inside a pass; the compilation went on and the trace is incomplete."""
+

@@ -1,0 +1,348 @@
+"""Relay IR to RelayViz documents.
+
+The walk is iterative (deep let chains do not hit Python's recursion limit) and post-order,
+children in field order, so node ids are a topological order that depends only on the
+module: the same module gives the same document in every process. A sub-expression that
+is shared in the IR (the same object reached twice) is one node referenced twice.
+
+Operators are written as the 1.0 specification asks: a Call's ``op`` refers to an Op node
+that carries the call's attributes. Op nodes are shared by every call with the same
+operator and the same attributes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import orjson
+import tvm
+from tvm import relay
+
+from ..errors import RelayVizSerializeError
+from ..format import SMALL_TENSOR_ELEMENTS, new_document
+from .values import (GenerationalCache, attrs_to_json, digest_bytes, dim_value, object_key, tensor_value,
+                     type_to_json)
+
+__all__ = ["RelaySerializer"]
+
+
+
+class RelaySerializer:
+    """Writes Relay modules, functions and expressions as RelayViz documents.
+
+    One serializer is meant to serve a whole compilation. IR nodes are immutable and a pass
+    shares every sub-expression it does not rewrite, so the serializer remembers, for two
+    snapshots, what it read from each object (its children and its fields, converted), and
+    a snapshot costs little more than the objects the last pass created. Objects are known by
+    identity (``ObjectPtrHash``, the object's address); the cache holds the objects it
+    describes, so no address is reused while its entry lives.
+
+    ``full_values`` writes every tensor constant's values; otherwise tensors of more than
+    ``small_elements`` elements carry a digest. ``tir_bodies`` adds to each PrimFunc node a
+    digest of its printed body.
+    """
+
+    def __init__(self, *, full_values: bool = False, small_elements: int = SMALL_TENSOR_ELEMENTS,
+                 tir_bodies: bool = True) -> None:
+        self.full_values = full_values
+        self.small_elements = small_elements
+        self.tir_bodies = tir_bodies
+        self._expansions: GenerationalCache[_Expansion] = GenerationalCache()
+        self._attrs: GenerationalCache[Dict[str, Any]] = GenerationalCache()
+        self._types: GenerationalCache[Any] = GenerationalCache()
+
+    # -- public entry points ----------------------------------------------------------------
+
+    def module(self, mod: tvm.IRModule) -> Dict[str, Any]:
+        """Serialize every function of ``mod`` (sorted by name) and its type definitions."""
+        walk = _Walk(self)
+        functions: Dict[str, int] = {}
+        for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
+            functions[name] = walk.visit(func)
+        tdefs = _type_definitions(mod)
+        self._rotate()
+        return new_document(walk.nodes, ir="relay", functions=functions, type_definitions=tdefs or None)
+
+    def expr(self, expr: Any) -> Dict[str, Any]:
+        """Serialize one Relay expression or function; the root's ``root`` names its node."""
+        walk = _Walk(self)
+        root = walk.visit(expr)
+        self._rotate()
+        return new_document(walk.nodes, ir="relay", root=root)
+
+    # -- cached conversions -----------------------------------------------------------------
+
+    def expansion(self, obj: Any, key: int) -> _Expansion:
+        return self._expansions.get(obj, self._expand, key)
+
+    def type_of(self, ty: Any) -> Any:
+        return None if ty is None else self._types.get(ty, type_to_json)
+
+    def attrs_of(self, attrs: Any) -> Dict[str, Any]:
+        return {} if attrs is None else self._attrs.get(attrs, attrs_to_json)
+
+    def _rotate(self) -> None:
+        for cache in (self._expansions, self._attrs, self._types):
+            cache.rotate()
+
+    # -- one expansion per kind: the children to write first, and how to build the node -------
+
+    def _expand(self, obj: Any) -> _Expansion:
+        handler = _HANDLERS.get(type(obj))
+        if handler is None:
+            handler = next((h for cls, h in _HANDLER_ORDER if isinstance(obj, cls)), RelaySerializer._opaque)
+        return handler(self, obj)
+
+    def _checked_type(self, expr: Any) -> Any:
+        return self.type_of(expr._checked_type_)
+
+    def _var(self, var: Any) -> _Expansion:
+        ty = var._checked_type_
+        if ty is None:
+            ty = var.type_annotation
+        node: Dict[str, Any] = {"node_kind": "Var", "name": str(var.name_hint)}
+        jty = self.type_of(ty)
+        if jty is not None:
+            if "kind" in jty:
+                node["type"] = jty
+            else:
+                node["dtype"], node["shape"] = jty["dtype"], jty["shape"]
+        return _leaf(node)
+
+    def _constant(self, const: Any) -> _Expansion:
+        value, dtype = tensor_value(const.data, full_values=self.full_values,
+                                    small_elements=self.small_elements)
+        return _leaf({"node_kind": "Const", "value": value, "dtype": dtype})
+
+    def _call(self, call: Any) -> _Expansion:
+        op, args, attrs = call.op, list(call.args), call.attrs
+        ty = self._checked_type(call)
+        if isinstance(op, tvm.ir.Op):
+            op_name, jattrs = str(op.name), (None if attrs is None else self.attrs_of(attrs))
+            op_key = (op_name, orjson.dumps(jattrs))
+
+            def build_op_call(walk: _Walk, ids: List[int]) -> Dict[str, Any]:
+                node = {"node_kind": "Call", "op": walk.op_node(op_key, jattrs), "args": ids}
+                return _typed(node, ty)
+            return _Expansion(args, build_op_call)
+        jattrs = self.attrs_of(attrs) if attrs is not None else None
+
+        def build_call(walk: _Walk, ids: List[int]) -> Dict[str, Any]:
+            node: Dict[str, Any] = {"node_kind": "Call", "op": ids[0], "args": ids[1:]}
+            if jattrs:
+                node["attrs"] = jattrs
+            return _typed(node, ty)
+        return _Expansion([op] + args, build_call)
+
+    def _op(self, op: Any) -> _Expansion:
+        # An operator used as a value (passed to a higher-order function), not called.
+        op_key = (str(op.name), orjson.dumps(None))
+        return _Expansion((), lambda walk, ids: walk.op_node(op_key, None))
+
+    def _function(self, func: Any) -> _Expansion:
+        params = list(func.params)
+        node: Dict[str, Any] = {"node_kind": "Function"}
+        ret = func.ret_type
+        if ret is None and func._checked_type_ is not None:
+            ret = func._checked_type_.ret_type
+        if ret is not None:
+            node["ret_type"] = self.type_of(ret)
+        if func.attrs is not None and len(func.attrs.keys()):
+            node["attrs"] = self.attrs_of(func.attrs)
+        if len(func.type_params):
+            node["type_params"] = [str(tp.name_hint) for tp in func.type_params]
+        return _Expansion(params + [func.body], lambda walk, ids: {
+            "node_kind": "Function", "body": ids[-1], "params": ids[:-1], **node})
+
+    def _global_var(self, gvar: Any) -> _Expansion:
+        name = str(gvar.name_hint)
+        return _Expansion((), lambda walk, ids: walk.global_node(name))
+
+    def _tuple(self, tup: Any) -> _Expansion:
+        ty = self._checked_type(tup)
+        return _Expansion(list(tup.fields), lambda walk, ids: _typed({"node_kind": "Tuple", "fields": ids}, ty))
+
+    def _tuple_get_item(self, tgi: Any) -> _Expansion:
+        index, ty = int(tgi.index), self._checked_type(tgi)
+        return _Expansion([tgi.tuple_value], lambda walk, ids: _typed(
+            {"node_kind": "TupleGetItem", "tuple_value": ids[0], "index": index}, ty))
+
+    def _let(self, let: Any) -> _Expansion:
+        ty = self._checked_type(let)
+        return _Expansion([let.var, let.value, let.body], lambda walk, ids: _typed(
+            {"node_kind": "Let", "variable": ids[0], "value": ids[1], "body": ids[2]}, ty))
+
+    def _if(self, ite: Any) -> _Expansion:
+        ty = self._checked_type(ite)
+        return _Expansion([ite.cond, ite.true_branch, ite.false_branch], lambda walk, ids: _typed(
+            {"node_kind": "If", "cond": ids[0], "true_branch": ids[1], "false_branch": ids[2]}, ty))
+
+    def _constructor(self, ctor: Any) -> _Expansion:
+        return _leaf({"node_kind": "Constructor", "name": str(ctor.name_hint),
+                      "adt": str(ctor.belong_to.name_hint)})
+
+    def _match(self, match: Any) -> _Expansion:
+        complete, ty = bool(match.complete), self._checked_type(match)
+        return _Expansion([match.data] + list(match.clauses), lambda walk, ids: _typed(
+            {"node_kind": "Match", "data": ids[0], "clauses": ids[1:], "complete": complete}, ty))
+
+    def _clause(self, clause: Any) -> _Expansion:
+        return _Expansion([clause.lhs, clause.rhs], lambda walk, ids: {
+            "node_kind": "Clause", "lhs": ids[0], "rhs": ids[1]})
+
+    def _pattern_wildcard(self, pat: Any) -> _Expansion:
+        return _leaf({"node_kind": "PatternWildcard"})
+
+    def _pattern_var(self, pat: Any) -> _Expansion:
+        return _Expansion([pat.var], lambda walk, ids: {"node_kind": "PatternVar", "var": ids[0]})
+
+    def _pattern_constructor(self, pat: Any) -> _Expansion:
+        return _Expansion([pat.constructor] + list(pat.patterns), lambda walk, ids: {
+            "node_kind": "PatternConstructor", "constructor": ids[0], "patterns": ids[1:]})
+
+    def _pattern_tuple(self, pat: Any) -> _Expansion:
+        return _Expansion(list(pat.patterns), lambda walk, ids: {"node_kind": "PatternTuple", "patterns": ids})
+
+    def _ref_create(self, ref: Any) -> _Expansion:
+        ty = self._checked_type(ref)
+        return _Expansion([ref.value], lambda walk, ids: _typed({"node_kind": "RefCreate", "value": ids[0]}, ty))
+
+    def _ref_read(self, ref: Any) -> _Expansion:
+        ty = self._checked_type(ref)
+        return _Expansion([ref.ref], lambda walk, ids: _typed({"node_kind": "RefRead", "ref": ids[0]}, ty))
+
+    def _ref_write(self, ref: Any) -> _Expansion:
+        ty = self._checked_type(ref)
+        return _Expansion([ref.ref, ref.value], lambda walk, ids: _typed(
+            {"node_kind": "RefWrite", "ref": ids[0], "value": ids[1]}, ty))
+
+    def _primfunc(self, func: Any) -> _Expansion:
+        symbol = func.attrs["global_symbol"] if func.attrs is not None and "global_symbol" in func.attrs else None
+        signature = []
+        for param in func.params:
+            entry: Dict[str, Any] = {"name": str(param.name), "dtype": str(param.dtype)}
+            buffer = func.buffer_map.get(param)
+            if buffer is not None:
+                entry["dtype"] = str(buffer.dtype)
+                entry["shape"] = [dim_value(d) for d in buffer.shape]
+            signature.append(entry)
+        node: Dict[str, Any] = {"node_kind": "PrimFunc", "name": "" if symbol is None else str(symbol),
+                                "signature": signature}
+        if self.tir_bodies:
+            node["digest"] = digest_bytes(func.script().encode())
+        return _leaf(node)
+
+    def _opaque(self, obj: Any) -> _Expansion:
+        if not isinstance(obj, tvm.runtime.Object):
+            raise RelayVizSerializeError(
+                f"cannot serialize {type(obj).__name__!r}: expected a Relay expression, function or "
+                "IRModule (pass an IRModule, a relay.Function or a relay.Expr)")
+        return _leaf({"node_kind": "Opaque", "type_key": f"{type(obj).__module__}.{type(obj).__name__}"})
+
+
+class _Expansion(NamedTuple):
+    """What the serializer read from one object: the children to write first, and a builder
+    that makes the node from the children's ids (or returns the id of an equal node)."""
+
+    children: Sequence[Any]
+    build: Callable[["_Walk", List[int]], Any]
+
+
+def _leaf(node: Dict[str, Any]) -> _Expansion:
+    return _Expansion((), lambda walk, ids: dict(node))
+
+
+def _typed(node: Dict[str, Any], ty: Any) -> Dict[str, Any]:
+    if ty is not None:
+        node["type"] = ty
+    return node
+
+
+class _Walk:
+    """The state of one document: its nodes and the id of every object already written."""
+
+    def __init__(self, owner: RelaySerializer) -> None:
+        self.owner = owner
+        self.nodes: List[Dict[str, Any]] = []
+        self.memo: Dict[int, int] = {}
+        self.ops: Dict[Tuple[str, bytes], int] = {}
+        self.globals: Dict[str, int] = {}
+
+    def add(self, node: Dict[str, Any]) -> int:
+        self.nodes.append(node)
+        return len(self.nodes) - 1
+
+    def visit(self, root: Any) -> int:
+        """Write ``root`` and everything it reaches, children first; return its node id."""
+        memo, expansion = self.memo, self.owner.expansion
+        stack: List[Tuple[Any, Optional[Tuple[List[int], _Expansion]]]] = [(root, None)]
+        while stack:
+            obj, pending = stack.pop()
+            key = hash(obj)  # ObjectPtrHash: the object's address
+            if key in memo:
+                continue
+            if pending is None:
+                exp = expansion(obj, key)
+                keys = [object_key(c) for c in exp.children]
+                stack.append((obj, (keys, exp)))
+                for child, ckey in zip(reversed(exp.children), reversed(keys)):
+                    if ckey not in memo:
+                        stack.append((child, None))
+            else:
+                keys, exp = pending
+                built = exp.build(self, [memo[k] for k in keys])
+                memo[key] = built if isinstance(built, int) else self.add(built)
+        return memo[object_key(root)]
+
+    def op_node(self, key: Tuple[str, bytes], attrs: Optional[Dict[str, Any]]) -> int:
+        """The id of the Op node for this operator name and these call attributes."""
+        nid = self.ops.get(key)
+        if nid is None:
+            node: Dict[str, Any] = {"node_kind": "Op", "name": key[0]}
+            if attrs is not None:
+                node["attrs"] = attrs
+            nid = self.ops[key] = self.add(node)
+        return nid
+
+    def global_node(self, name: str) -> int:
+        nid = self.globals.get(name)
+        if nid is None:
+            nid = self.globals[name] = self.add({"node_kind": "GlobalVar", "name": name})
+        return nid
+
+
+def _type_definitions(mod: tvm.IRModule) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for gtv, data in sorted(mod.type_definitions.items(), key=lambda item: str(item[0].name_hint)):
+        out[str(gtv.name_hint)] = {
+            "type_params": [str(tv.name_hint) for tv in data.type_vars],
+            "constructors": [{"name": str(c.name_hint), "inputs": [type_to_json(t) for t in c.inputs]}
+                             for c in data.constructors],
+        }
+    return out
+
+
+_HANDLER_ORDER: Tuple[Tuple[type, Callable[[RelaySerializer, Any], _Expansion]], ...] = (
+    (relay.Call, RelaySerializer._call),
+    (relay.Var, RelaySerializer._var),
+    (relay.Constant, RelaySerializer._constant),
+    (relay.Function, RelaySerializer._function),
+    (tvm.ir.GlobalVar, RelaySerializer._global_var),
+    (tvm.ir.Op, RelaySerializer._op),
+    (relay.Tuple, RelaySerializer._tuple),
+    (relay.TupleGetItem, RelaySerializer._tuple_get_item),
+    (relay.Let, RelaySerializer._let),
+    (relay.If, RelaySerializer._if),
+    (relay.Constructor, RelaySerializer._constructor),
+    (relay.Match, RelaySerializer._match),
+    (relay.Clause, RelaySerializer._clause),
+    (relay.PatternWildcard, RelaySerializer._pattern_wildcard),
+    (relay.PatternVar, RelaySerializer._pattern_var),
+    (relay.PatternConstructor, RelaySerializer._pattern_constructor),
+    (relay.PatternTuple, RelaySerializer._pattern_tuple),
+    (relay.RefCreate, RelaySerializer._ref_create),
+    (relay.RefRead, RelaySerializer._ref_read),
+    (relay.RefWrite, RelaySerializer._ref_write),
+    (tvm.tir.PrimFunc, RelaySerializer._primfunc),
+)
+_HANDLERS: Dict[type, Callable[[RelaySerializer, Any], _Expansion]] = dict(_HANDLER_ORDER)

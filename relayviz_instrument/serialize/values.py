@@ -1,0 +1,210 @@
+"""Conversions from TVM objects to JSON values, shared by the serializers of every dialect.
+
+Attribute values, types and tensor constants look the same in Relay, Relax and TIR, so they
+are converted here once. Nothing in this module writes files or builds nodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
+
+import numpy as np
+import tvm
+
+from ..format import SMALL_TENSOR_ELEMENTS
+
+__all__ = [
+    "GenerationalCache",
+    "object_key",
+    "attrs_to_json",
+    "attr_value",
+    "dim_value",
+    "type_to_json",
+    "tensor_value",
+    "scalar_json",
+    "digest_bytes",
+]
+
+V = TypeVar("V")
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+#: The identity of a TVM object: ObjectPtrHash is the object's address. Unlike ``hash()``,
+#: it works for objects whose Python class hashes by structure (types) or not at all.
+object_key: Callable[[Any], int] = tvm.runtime._ffi_api.ObjectPtrHash
+
+
+class GenerationalCache(Generic[V]):
+    """A cache keyed by TVM object identity that lives for two snapshots.
+
+    IR nodes are immutable and passes share the parts they do not rewrite, so most objects
+    of one snapshot reappear in the next one. Entries are keyed by the object's address and
+    hold the object itself, so an address cannot be reused while its entry lives; entries not
+    used by the current snapshot are dropped when the next one starts (:meth:`rotate`), which
+    bounds the memory held to what the latest module holds anyway.
+    """
+
+    def __init__(self) -> None:
+        self._current: Dict[int, Tuple[Any, V]] = {}
+        self._previous: Dict[int, Tuple[Any, V]] = {}
+
+    def get(self, obj: Any, compute: Callable[[Any], V], key: Optional[int] = None) -> V:
+        """The value for ``obj``, computed by ``compute(obj)`` on a miss (``key``: its object_key)."""
+        if key is None:
+            key = object_key(obj)
+        hit = self._current.get(key)
+        if hit is None:
+            hit = self._previous.pop(key, None)
+            if hit is None:
+                hit = (obj, compute(obj))
+            self._current[key] = hit
+        return hit[1]
+
+    def rotate(self) -> None:
+        """Start a new snapshot: keep only what the snapshot just finished used."""
+        self._previous = self._current
+        self._current = {}
+
+    def __len__(self) -> int:
+        return len(self._current) + len(self._previous)
+
+
+def scalar_json(value: Any) -> Any:
+    """A Python or NumPy scalar as a JSON value; non-finite floats become "nan", "inf", "-inf"."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    value = float(value)
+    if math.isfinite(value):
+        return value
+    if math.isnan(value):
+        return "nan"
+    return "inf" if value > 0 else "-inf"
+
+
+def dim_value(dim: Any) -> Any:
+    """One dimension of a shape: an int, "?" for a dynamic (Any) dimension, else its name or text."""
+    if isinstance(dim, int):
+        return dim
+    if isinstance(dim, tvm.tir.IntImm):
+        return int(dim.value)
+    if isinstance(dim, tvm.tir.Any):
+        return "?"
+    if isinstance(dim, tvm.tir.Var):
+        return str(dim.name)
+    return str(dim)
+
+
+def attr_value(value: Any) -> Any:
+    """Convert one attribute value (IntImm, Array, String, Map, DataType, ...) to JSON.
+
+    Unknown objects become their text, with memory addresses masked so that the result is
+    the same from one process to the next.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float, np.generic)):
+        return scalar_json(value)
+    if isinstance(value, tvm.tir.IntImm):
+        return bool(value.value) if value.dtype == "bool" else int(value.value)
+    if isinstance(value, tvm.tir.FloatImm):
+        return scalar_json(value.value)
+    if isinstance(value, tvm.tir.StringImm):
+        return value.value
+    if isinstance(value, tvm.runtime.container.String):
+        return str(value)
+    if isinstance(value, (tvm.ir.container.Array, list, tuple)):
+        return [attr_value(v) for v in value]
+    if isinstance(value, (tvm.ir.container.Map, dict)):
+        return {str(attr_value(k)): attr_value(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, tvm.ir.Attrs):
+        return attrs_to_json(value)
+    if isinstance(value, (tvm.tir.Any, tvm.tir.Var)):
+        return dim_value(value)
+    if isinstance(value, tvm.ir.GlobalVar):
+        return str(value.name_hint)
+    if isinstance(value, tvm.ir.Op):
+        return str(value.name)
+    if isinstance(value, tvm.ir.Type):
+        return type_to_json(value)
+    if isinstance(value, tvm.runtime.NDArray):
+        return tensor_value(value)[0]
+    return _ADDRESS.sub("0x?", str(value))
+
+
+def attrs_to_json(attrs: Any) -> Dict[str, Any]:
+    """An ``Attrs`` or ``DictAttrs`` object as a JSON object, in the attrs' own field order."""
+    if attrs is None:
+        return {}
+    if isinstance(attrs, tvm.ir.DictAttrs):
+        return {str(k): attr_value(attrs[k]) for k in sorted(attrs.keys())}
+    return {str(k): attr_value(attrs[k]) for k in attrs.keys()}
+
+
+def type_to_json(ty: Any) -> Optional[Dict[str, Any]]:
+    """A type as a RelayViz type object; tensor types keep the 1.0 form ``{dtype, shape}``."""
+    if ty is None:
+        return None
+    if isinstance(ty, tvm.ir.TensorType):
+        return {"dtype": str(ty.dtype), "shape": [dim_value(d) for d in ty.shape]}
+    if isinstance(ty, tvm.ir.TupleType):
+        return {"kind": "tuple", "fields": [type_to_json(f) for f in ty.fields]}
+    if isinstance(ty, tvm.ir.FuncType):
+        out: Dict[str, Any] = {"kind": "func", "params": [type_to_json(a) for a in ty.arg_types],
+                               "ret": type_to_json(ty.ret_type)}
+        if len(ty.type_params):
+            out["type_params"] = [str(tp.name_hint) for tp in ty.type_params]
+        return out
+    if isinstance(ty, tvm.ir.TypeCall):
+        return {"kind": "adt", "name": str(ty.func.name_hint), "args": [type_to_json(a) for a in ty.args]}
+    if isinstance(ty, tvm.ir.GlobalTypeVar):
+        return {"kind": "adt", "name": str(ty.name_hint), "args": []}
+    if isinstance(ty, tvm.ir.TypeVar):
+        return {"kind": "typevar", "name": str(ty.name_hint)}
+    if isinstance(ty, tvm.ir.RelayRefType):
+        return {"kind": "ref", "value": type_to_json(ty.value)}
+    if isinstance(ty, tvm.ir.IncompleteType):
+        return {"kind": "incomplete"}
+    return {"kind": "other", "repr": _ADDRESS.sub("0x?", str(ty))}
+
+
+def digest_bytes(data: bytes) -> str:
+    """A short content digest: ``sha256:`` and 32 hex digits (128 bits)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()[:32]
+
+
+def tensor_value(array: Any, *, full_values: bool = False,
+                 small_elements: int = SMALL_TENSOR_ELEMENTS) -> Tuple[Any, str]:
+    """A tensor's value field and dtype.
+
+    A 0-d tensor gives a scalar; up to ``small_elements`` elements (or any size with
+    ``full_values``) gives ``{"array_value", "array_shape"}``; larger tensors give
+    ``{"array_shape", "digest"}``, the digest covering dtype, shape and bytes.
+    """
+    dtype = str(array.dtype)
+    shape = [int(d) for d in array.shape]
+    size = math.prod(shape)
+    if shape == [] or size <= small_elements or full_values:
+        data = _to_numpy(array)
+        if shape == []:
+            return scalar_json(data.reshape(()).item()), dtype
+        flat = data.reshape(-1)
+        if flat.dtype.kind == "f" and not np.isfinite(flat).all():
+            values: List[Any] = [scalar_json(v) for v in flat.tolist()]
+        else:
+            values = flat.tolist()
+        return {"array_value": values, "array_shape": shape}, dtype
+    data = _to_numpy(array)
+    header = f"{dtype}{shape}".encode()
+    return {"array_shape": shape, "digest": digest_bytes(header + data.tobytes())}, dtype
+
+
+def _to_numpy(array: Any) -> np.ndarray:
+    data = array.numpy() if hasattr(array, "numpy") else np.asarray(array)
+    if data.dtype.kind not in "biuf":  # bfloat16, float8 and other ml_dtypes
+        data = data.astype(np.float32)
+    return data
