@@ -22,10 +22,26 @@ from .errors import (
 )
 from .format import FORMAT, VERSION, load, loads, validate
 from .serialize import dumps, to_relayviz
+from .serialize.graph_json import from_graph_json, read_document
+from .graph_inspect import GraphSummary, summarize_graph
+from .export import to_graph_executor_json, write_netron
+from .store import PassRecord, Trace, load_trace
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):  # PEP 562: importing TVM only when the instrument is asked for
+    if name == "RelayVizTrace":
+        from .capture import RelayVizTrace
+
+        return RelayVizTrace
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
+    "RelayVizTrace",
+    "PassRecord",
+    "Trace",
+    "load_trace",
     "FORMAT",
     "VERSION",
     "to_relayviz",
@@ -33,6 +49,12 @@ __all__ = [
     "load",
     "loads",
     "validate",
+    "from_graph_json",
+    "read_document",
+    "summarize_graph",
+    "GraphSummary",
+    "to_graph_executor_json",
+    "write_netron",
     "RelayVizError",
     "RelayVizFormatError",
     "GraphJSONError",

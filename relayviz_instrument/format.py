@@ -12,6 +12,7 @@ documents every node kind; ``schema/relayviz.schema.json`` is generated from the
 from __future__ import annotations
 
 import enum
+import hashlib
 import math
 import os
 import warnings
@@ -36,6 +37,7 @@ __all__ = [
     "NodeKind",
     "ValidationReport",
     "new_document",
+    "digest_bytes",
     "references",
     "labelled_references",
     "encode",
@@ -244,6 +246,11 @@ FUNCTION_KINDS = frozenset({"Function", "PrimFunc", "Opaque"})
 _TYPE_KINDS = ("tuple", "func", "adt", "typevar", "ref", "incomplete", "other")
 
 
+def digest_bytes(data: bytes) -> str:
+    """A content digest as the format writes it: ``sha256:`` and 32 hex digits (128 bits)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()[:32]
+
+
 # --------------------------------------------------------------------------------------
 # Building and walking documents
 # --------------------------------------------------------------------------------------
@@ -275,7 +282,8 @@ def labelled_references(node: Mapping[str, Any]) -> List[Tuple[str, Union[int, s
     ``position`` is the index in a list field, the key in a map field, ``None`` for a
     single reference. The order is deterministic: field order, then position.
     """
-    spec = NODE_KINDS.get(node.get("node_kind"))  # type: ignore[arg-type]
+    kind = node.get("node_kind")
+    spec = NODE_KINDS.get(kind) if isinstance(kind, str) else None
     if spec is None:
         return []
     out: List[Tuple[str, Union[int, str, None], int]] = []
@@ -331,7 +339,7 @@ def loads(data: Union[bytes, str], *, source: str = "<bytes>") -> Dict[str, Any]
                                   hint="the file is not JSON; was it truncated?") from None
     report = validate(doc, source=source)
     for note in report.notes:
-        warnings.warn(note, UnknownNodeKindWarning, stacklevel=2)
+        warnings.warn(f"{source}: {note}", UnknownNodeKindWarning, stacklevel=2)
     return doc
 
 
@@ -372,7 +380,7 @@ class _Validator:
         if node is not None:
             raw = self.doc["nodes"][node]
             if isinstance(raw, dict) and isinstance(raw.get("node_kind"), str):
-                kind = raw["node_kind"]
+                kind = _key_label(raw["node_kind"])
         return RelayVizFormatError(message, source=self.source, node=node, kind=kind,
                                    field=field, hint=hint)
 
@@ -391,6 +399,8 @@ class _Validator:
         if major != VERSION[0]:
             raise self.fail(f"unknown major version {major}.{minor}; this reader reads {VERSION[0]}.x",
                             field="version", hint="upgrade relayviz_instrument")
+        if "ir" in doc and not isinstance(doc["ir"], str):
+            raise self.fail(f"'ir' must be a string, not {_json_type(doc['ir'])}", field="ir")
         nodes = doc.get("nodes")
         if not isinstance(nodes, list):
             raise self.fail(f"'nodes' must be a list, not {_json_type(nodes)}", field="nodes")
@@ -436,7 +446,7 @@ class _Validator:
             if not isinstance(value, dict):
                 raise self.fail(f"must be an object of node ids, not {_json_type(value)}", node=nid, field=name)
             for key, target in value.items():
-                self.check_ref(nid, f"{name}.{key}", target, field.targets)
+                self.check_ref(nid, f"{name}.{_key_label(key)}", target, field.targets)
         elif kind is FieldKind.STR:
             if not isinstance(value, str):
                 raise self.fail(f"must be a string, not {_json_type(value)}", node=nid, field=name)
@@ -473,10 +483,10 @@ class _Validator:
             return
         target_node = nodes[target]
         target_kind = target_node.get("node_kind") if isinstance(target_node, dict) else None
-        if target_kind is None or target_kind not in NODE_KINDS:
+        if not isinstance(target_kind, str) or target_kind not in NODE_KINDS:
             return  # unknown kinds are checked when their own node is checked
         if target_kind not in _TARGET_GROUPS[group]:
-            raise self.fail(f"reference {target} points at a {target_kind} node; expected "
+            raise self.fail(f"reference {target} points at {_a(target_kind)} node; expected "
                             + _describe_group(group), node=nid, field=field)
 
     def check_shape(self, nid: int, field: str, value: Any) -> None:
@@ -488,38 +498,43 @@ class _Validator:
                                 node=nid, field=f"{field}[{i}]")
 
     def check_type(self, nid: int, field: str, value: Any) -> None:
-        if not isinstance(value, dict):
-            raise self.fail(f"a type must be an object, not {_json_type(value)}", node=nid, field=field)
-        kind = value.get("kind")
-        if kind is None:  # a tensor type, exactly as in 1.0
-            if not isinstance(value.get("dtype"), str):
-                raise self.fail("a tensor type needs a string 'dtype'", node=nid, field=f"{field}.dtype")
-            if "shape" not in value:
-                raise self.fail("a tensor type needs a 'shape'", node=nid, field=f"{field}.shape")
-            self.check_shape(nid, f"{field}.shape", value["shape"])
-        elif kind == "tuple":
-            self.check_type_list(nid, f"{field}.fields", value.get("fields"))
-        elif kind == "func":
-            self.check_type_list(nid, f"{field}.params", value.get("params"))
-            self.check_type(nid, f"{field}.ret", value.get("ret"))
-        elif kind == "adt":
-            if not isinstance(value.get("name"), str):
-                raise self.fail("an adt type needs a string 'name'", node=nid, field=f"{field}.name")
-            self.check_type_list(nid, f"{field}.args", value.get("args", []))
-        elif kind == "typevar":
-            if not isinstance(value.get("name"), str):
-                raise self.fail("a typevar needs a string 'name'", node=nid, field=f"{field}.name")
-        elif kind == "ref":
-            self.check_type(nid, f"{field}.value", value.get("value"))
-        elif kind not in _TYPE_KINDS:
-            raise self.fail(f"unknown type kind {kind!r}", node=nid, field=f"{field}.kind",
-                            hint="known type kinds: tensor (no 'kind'), " + ", ".join(_TYPE_KINDS))
+        # A work list, not recursion: a type nested a thousand levels deep is valid JSON.
+        pending: List[Tuple[str, Any]] = [(field, value)]
+        while pending:
+            path, ty = pending.pop()
+            if not isinstance(ty, dict):
+                raise self.fail(f"a type must be an object, not {_json_type(ty)}", node=nid, field=path)
+            if "kind" not in ty:  # a tensor type, exactly as in 1.0
+                if not isinstance(ty.get("dtype"), str):
+                    raise self.fail("a tensor type needs a string 'dtype'", node=nid, field=f"{path}.dtype")
+                if "shape" not in ty:
+                    raise self.fail("a tensor type needs a 'shape'", node=nid, field=f"{path}.shape")
+                self.check_shape(nid, f"{path}.shape", ty["shape"])
+                continue
+            kind, children = ty["kind"], []
+            if kind == "tuple":
+                children = self.type_list(nid, f"{path}.fields", ty.get("fields"))
+            elif kind == "func":
+                children = self.type_list(nid, f"{path}.params", ty.get("params"))
+                children.append((f"{path}.ret", ty.get("ret")))
+            elif kind == "adt":
+                if not isinstance(ty.get("name"), str):
+                    raise self.fail("an adt type needs a string 'name'", node=nid, field=f"{path}.name")
+                children = self.type_list(nid, f"{path}.args", ty.get("args", []))
+            elif kind == "typevar":
+                if not isinstance(ty.get("name"), str):
+                    raise self.fail("a typevar needs a string 'name'", node=nid, field=f"{path}.name")
+            elif kind == "ref":
+                children = [(f"{path}.value", ty.get("value"))]
+            elif not (isinstance(kind, str) and kind in _TYPE_KINDS):
+                raise self.fail(f"unknown type kind {kind!r}", node=nid, field=f"{path}.kind",
+                                hint="known type kinds: tensor (no 'kind'), " + ", ".join(_TYPE_KINDS))
+            pending.extend(reversed(children))  # report problems in field order
 
-    def check_type_list(self, nid: int, field: str, value: Any) -> None:
+    def type_list(self, nid: int, field: str, value: Any) -> List[Tuple[str, Any]]:
         if not isinstance(value, list):
             raise self.fail(f"must be a list of types, not {_json_type(value)}", node=nid, field=field)
-        for i, item in enumerate(value):
-            self.check_type(nid, f"{field}[{i}]", item)
+        return [(f"{field}[{i}]", item) for i, item in enumerate(value)]
 
     def check_value(self, nid: int, field: str, value: Any) -> None:
         if _is_scalar_value(value):
@@ -553,24 +568,28 @@ class _Validator:
     # -- root index fields and cycles ----------------------------------------------------
 
     def check_root_index(self) -> None:
+        # An optional root field is absent or well-formed; null is not a way to leave it out.
         doc, nodes = self.doc, self.doc["nodes"]
-        functions = doc.get("functions")
-        if functions is not None:
+        if "functions" in doc:
+            functions = doc["functions"]
             if not isinstance(functions, dict):
-                raise self.fail("'functions' must map names to node ids", field="functions")
+                raise self.fail(f"'functions' must map names to node ids, not {_json_type(functions)}",
+                                field="functions")
             for name, target in functions.items():
+                label = f"functions.{_key_label(name)}"
                 if not _is_int(target) or not 0 <= target < len(nodes):
                     raise self.fail(f"function {name!r} refers to {target!r}, not a node id in range",
-                                    field=f"functions.{name}")
+                                    field=label)
                 kind = nodes[target].get("node_kind")
                 if kind in NODE_KINDS and kind not in FUNCTION_KINDS:
-                    raise self.fail(f"function {name!r} refers to a {kind} node", field=f"functions.{name}")
-        root = doc.get("root")
-        if root is not None and (not _is_int(root) or not 0 <= root < len(nodes)):
-            raise self.fail(f"'root' must be a node id in range, not {root!r}", field="root")
-        tdefs = doc.get("type_definitions")
-        if tdefs is not None and not isinstance(tdefs, dict):
-            raise self.fail("'type_definitions' must be an object", field="type_definitions")
+                    raise self.fail(f"function {name!r} refers to {_a(kind)} node", field=label)
+        if "root" in doc:
+            root = doc["root"]
+            if not _is_int(root) or not 0 <= root < len(nodes):
+                raise self.fail(f"'root' must be a node id in range, not {root!r}", field="root")
+        if "type_definitions" in doc and not isinstance(doc["type_definitions"], dict):
+            raise self.fail("'type_definitions' must be an object, not "
+                            + _json_type(doc["type_definitions"]), field="type_definitions")
 
     def check_cycles(self) -> None:
         nodes = self.doc["nodes"]
@@ -623,6 +642,15 @@ def _json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[:1] in "AEIOU" else "a ") + kind
+
+
+def _key_label(key: Any) -> str:
+    """A map key as it appears in a field path: as is, or quoted if it would break the line."""
+    return key if isinstance(key, str) and key.isprintable() else repr(key)
 
 
 def _describe_group(group: str) -> str:

@@ -56,3 +56,16 @@ def mlp_built(mlp: Tuple[Any, Dict[str, Any]]) -> Any:
     mod, params = mlp
     with tvm.transform.PassContext(opt_level=3):
         return relay.build(mod, target="llvm", params=params)
+
+
+@pytest.fixture(scope="session")
+def resnet18_traced(resnet18: Tuple[Any, Dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``(lib, trace)``: ResNet-18 built like ``resnet18_built`` but under a RelayVizTrace.
+
+    The trace directory is ``trace.path``; read it back with ``load_trace(trace.path)``.
+    """
+    from relayviz_instrument.capture import trace_build
+
+    mod, params = resnet18
+    return trace_build(mod, params=params, target="llvm", opt_level=3,
+                       out_dir=tmp_path_factory.mktemp("resnet18") / "trace")

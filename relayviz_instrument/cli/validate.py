@@ -39,5 +39,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
                       highlight=False, soft_wrap=True)
         for warning in caught:
             if issubclass(warning.category, UnknownNodeKindWarning):
-                console.print(f"        [yellow]note:[/] {escape(str(warning.message))}", highlight=False)
+                note = str(warning.message)
+                if note.startswith(f"{path}: "):  # the file is named on the line above
+                    note = note[len(path) + 2:]
+                console.print(f"        [yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     return 2 if failed else 0

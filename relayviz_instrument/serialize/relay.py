@@ -50,6 +50,7 @@ class RelaySerializer:
         self._expansions: GenerationalCache[_Expansion] = GenerationalCache()
         self._attrs: GenerationalCache[Dict[str, Any]] = GenerationalCache()
         self._types: GenerationalCache[Any] = GenerationalCache()
+        self._tensors: GenerationalCache[Tuple[Any, str]] = GenerationalCache()
 
     # -- public entry points ----------------------------------------------------------------
 
@@ -73,7 +74,8 @@ class RelaySerializer:
     # -- cached conversions -----------------------------------------------------------------
 
     def expansion(self, obj: Any, key: int) -> _Expansion:
-        return self._expansions.get(obj, self._expand, key)
+        stamp = obj._checked_type_ if type(obj) in _TYPED else None
+        return self._expansions.get(obj, self._expand, key, stamp)
 
     def type_of(self, ty: Any) -> Any:
         return None if ty is None else self._types.get(ty, type_to_json)
@@ -82,7 +84,7 @@ class RelaySerializer:
         return {} if attrs is None else self._attrs.get(attrs, attrs_to_json)
 
     def _rotate(self) -> None:
-        for cache in (self._expansions, self._attrs, self._types):
+        for cache in (self._expansions, self._attrs, self._types, self._tensors):
             cache.rotate()
 
     # -- one expansion per kind: the children to write first, and how to build the node -------
@@ -110,8 +112,10 @@ class RelaySerializer:
         return _leaf(node)
 
     def _constant(self, const: Any) -> _Expansion:
-        value, dtype = tensor_value(const.data, full_values=self.full_values,
-                                    small_elements=self.small_elements)
+        # Passes re-create Constant nodes around the same NDArray (every InferType does), so
+        # values and digests are remembered per NDArray, not per Constant.
+        value, dtype = self._tensors.get(const.data, lambda data: tensor_value(
+            data, full_values=self.full_values, small_elements=self.small_elements))
         return _leaf({"node_kind": "Const", "value": value, "dtype": dtype})
 
     def _call(self, call: Any) -> _Expansion:
@@ -346,3 +350,6 @@ _HANDLER_ORDER: Tuple[Tuple[type, Callable[[RelaySerializer, Any], _Expansion]],
     (tvm.tir.PrimFunc, RelaySerializer._primfunc),
 )
 _HANDLERS: Dict[type, Callable[[RelaySerializer, Any], _Expansion]] = dict(_HANDLER_ORDER)
+#: Kinds whose node shows the inferred type, which type inference sets on the existing object.
+_TYPED = frozenset({relay.Call, relay.Var, relay.Function, relay.Tuple, relay.TupleGetItem, relay.Let, relay.If,
+                    relay.Match, relay.RefCreate, relay.RefRead, relay.RefWrite})

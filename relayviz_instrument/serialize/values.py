@@ -6,7 +6,6 @@ are converted here once. Nothing in this module writes files or builds nodes.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
@@ -14,7 +13,7 @@ from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
 import numpy as np
 import tvm
 
-from ..format import SMALL_TENSOR_ELEMENTS
+from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes
 
 __all__ = [
     "GenerationalCache",
@@ -48,20 +47,25 @@ class GenerationalCache(Generic[V]):
     """
 
     def __init__(self) -> None:
-        self._current: Dict[int, Tuple[Any, V]] = {}
-        self._previous: Dict[int, Tuple[Any, V]] = {}
+        self._current: Dict[int, Tuple[Any, Any, V]] = {}
+        self._previous: Dict[int, Tuple[Any, Any, V]] = {}
 
-    def get(self, obj: Any, compute: Callable[[Any], V], key: Optional[int] = None) -> V:
-        """The value for ``obj``, computed by ``compute(obj)`` on a miss (``key``: its object_key)."""
+    def get(self, obj: Any, compute: Callable[[Any], V], key: Optional[int] = None, stamp: Any = None) -> V:
+        """The value for ``obj``, computed by ``compute(obj)`` on a miss (``key``: its object_key).
+
+        ``stamp`` is an object the value also depends on that can change while ``obj`` stays
+        the same object (a Relay expression's ``checked_type_``, which type inference sets in
+        place): an entry made with another stamp is computed again.
+        """
         if key is None:
             key = object_key(obj)
         hit = self._current.get(key)
-        if hit is None:
+        if hit is None or not _same(hit[1], stamp):
             hit = self._previous.pop(key, None)
-            if hit is None:
-                hit = (obj, compute(obj))
+            if hit is None or not _same(hit[1], stamp):
+                hit = (obj, stamp, compute(obj))
             self._current[key] = hit
-        return hit[1]
+        return hit[2]
 
     def rotate(self) -> None:
         """Start a new snapshot: keep only what the snapshot just finished used."""
@@ -70,6 +74,11 @@ class GenerationalCache(Generic[V]):
 
     def __len__(self) -> int:
         return len(self._current) + len(self._previous)
+
+
+def _same(a: Any, b: Any) -> bool:
+    # Entries hold their stamp, so its address cannot be reused while the entry lives.
+    return a is b or (a is not None and b is not None and a.handle.value == b.handle.value)
 
 
 def scalar_json(value: Any) -> Any:
@@ -137,12 +146,20 @@ def attr_value(value: Any) -> Any:
 
 
 def attrs_to_json(attrs: Any) -> Dict[str, Any]:
-    """An ``Attrs`` or ``DictAttrs`` object as a JSON object, in the attrs' own field order."""
+    """An ``Attrs`` or ``DictAttrs`` object as a JSON object, in the attrs' own field order.
+
+    Attrs types with no Python class (backend attrs such as ``CallLoweredAttrs``) arrive as a
+    plain ``Object``; their fields are read through TVM's reflection.
+    """
     if attrs is None:
         return {}
     if isinstance(attrs, tvm.ir.DictAttrs):
         return {str(k): attr_value(attrs[k]) for k in sorted(attrs.keys())}
-    return {str(k): attr_value(attrs[k]) for k in attrs.keys()}
+    if isinstance(attrs, tvm.ir.Attrs):
+        return {str(k): attr_value(attrs[k]) for k in attrs.keys()}
+    names = tvm.runtime._ffi_node_api.NodeListAttrNames(attrs)
+    fields = [str(names(i)) for i in range(names(-1))]
+    return {name: attr_value(getattr(attrs, name)) for name in fields}
 
 
 def type_to_json(ty: Any) -> Optional[Dict[str, Any]]:
@@ -170,11 +187,6 @@ def type_to_json(ty: Any) -> Optional[Dict[str, Any]]:
     if isinstance(ty, tvm.ir.IncompleteType):
         return {"kind": "incomplete"}
     return {"kind": "other", "repr": _ADDRESS.sub("0x?", str(ty))}
-
-
-def digest_bytes(data: bytes) -> str:
-    """A short content digest: ``sha256:`` and 32 hex digits (128 bits)."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()[:32]
 
 
 def tensor_value(array: Any, *, full_values: bool = False,

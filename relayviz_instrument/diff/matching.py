@@ -1,0 +1,481 @@
+"""Pairing the nodes of two snapshots: a one-to-one mapping that survives duplicates.
+
+The matcher follows GumTree and XLA's hlo_diff, adapted to Relay's DAGs:
+
+1. **Anchors.** Global functions are paired by name, their parameters by name, then by
+   position; the ``root`` expressions are paired.
+2. **Identical sub-graphs, tallest first.** Nodes whose tier-3 signature (label, type,
+   values and the same of every input, in order) occurs once on each side are paired with
+   everything below them. Signatures shared by several nodes on a side (the same constant
+   in every batch norm, a block repeated in every stage) are deferred.
+3. **Propagation to a fixpoint.** From every pair, inputs are paired by position (by longest
+   common subsequence when their number differs, as in ``Tuple`` and ``concatenate``),
+   looking through up to two inserted or deleted nodes; users are paired by operator and
+   input position, and when several are possible, by how many of their other inputs are
+   already paired, only when one candidate is strictly best.
+4. **Residual signatures.** The nodes still unpaired are hashed again at tiers 3, 2, 1 and 0,
+   where an input that is already paired counts as that pair: a unique residual signature
+   pairs a node whose attributes, type or value changed between nodes that did not.
+5. **Ties.** Groups that no neighbour separates are paired in canonical order; then a
+   removed node whose twin was paired takes the twin's place when more of the pair's users
+   agree with it (so EliminateCommonSubexpr keeps the node most users already read).
+6. **Op nodes** follow their calls: an Op pairs with the Op that most of its paired calls use.
+
+Nodes of different tier-0 labels (kind and operator) are never paired.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .signatures import Labels, residual_signatures
+from .view import VARIADIC_KINDS, GraphView
+
+__all__ = ["match"]
+
+#: Users of one node considered together; larger groups are left to other evidence.
+_MAX_GROUP = 64
+#: Inputs aligned by longest common subsequence; longer lists are aligned by position.
+_MAX_ALIGN = 256
+#: Inserted or deleted nodes the input propagation looks through.
+_LOOK_THROUGH = 2
+#: Rounds of re-seeding propagation from the pairs that still have unpaired neighbours.
+_ROUNDS = 4
+
+
+def match(va: GraphView, vb: GraphView, la: Labels, lb: Labels) -> Tuple[List[int], List[int]]:
+    """Pair the nodes of ``va`` and ``vb``; return ``(a2b, b2a)`` rank maps (-1: unpaired)."""
+    matcher = _Matcher(va, vb, la, lb)
+    matcher.run()
+    return matcher.a2b, matcher.b2a
+
+
+class _Matcher:
+    def __init__(self, va: GraphView, vb: GraphView, la: Labels, lb: Labels) -> None:
+        self.va, self.vb, self.la, self.lb = va, vb, la, lb
+        self.l0a, self.l0b = la.tiers[0], lb.tiers[0]
+        self.a2b = [-1] * va.size
+        self.b2a = [-1] * vb.size
+        self.new: List[int] = []
+        self.deferred: List[Tuple[List[int], List[int]]] = []
+
+    # -- the phases ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.anchor()
+        self.exact()
+        self.settle()
+        for tier in (3, 2, 1, 0):
+            self.residual(tier)
+            self.settle()
+        for strict in (True, False):
+            self.resolve_deferred(strict)
+            self.settle()
+            for tier in (1, 0):
+                self.residual(tier)
+                self.settle()
+        self.swap_twins()
+        self.pair_ops()
+
+    def pair(self, a: int, b: int) -> bool:
+        if self.a2b[a] >= 0 or self.b2a[b] >= 0 or self.l0a[a] != self.l0b[b]:
+            return False
+        self.a2b[a] = b
+        self.b2a[b] = a
+        self.new.append(a)
+        return True
+
+    def anchor(self) -> None:
+        va, vb = self.va, self.vb
+        for name, fa in va.functions.items():
+            fb = vb.functions.get(name)
+            if fb is not None and self.pair(fa, fb):
+                self.pair_params(fa, fb)
+        if va.root is not None and vb.root is not None and self.pair(va.root, vb.root):
+            self.pair_params(va.root, vb.root)
+
+    def pair_params(self, fa: int, fb: int) -> None:
+        va, vb = self.va, self.vb
+        if va.kind[fa] != "Function" or vb.kind[fb] != "Function":
+            return
+        pa, pb = va.refs[fa][1:], vb.refs[fb][1:]
+        by_name_a = _unique_by(pa, lambda r: va.nodes[r].get("name"))
+        by_name_b = _unique_by(pb, lambda r: vb.nodes[r].get("name"))
+        for name, a in by_name_a.items():
+            b = by_name_b.get(name)
+            if b is not None:
+                self.pair(a, b)
+        for a, b in zip(pa, pb):
+            self.pair(a, b)
+
+    def exact(self) -> None:
+        """Identical sub-graphs whose signature is unique on both sides, tallest first."""
+        sig_a, sig_b = self.la.signature, self.lb.signature
+        groups_a: Dict[int, List[int]] = {}
+        for a in range(self.va.size):
+            if self.a2b[a] < 0:
+                groups_a.setdefault(sig_a[a], []).append(a)
+        groups_b: Dict[int, List[int]] = {}
+        for b in range(self.vb.size):
+            if self.b2a[b] < 0:
+                groups_b.setdefault(sig_b[b], []).append(b)
+        height = self.va.height
+        common = [(-height[members[0]], members[0], sig) for sig, members in groups_a.items() if sig in groups_b]
+        common.sort()
+        for _, _, sig in common:
+            members_a = [a for a in groups_a[sig] if self.a2b[a] < 0]
+            members_b = [b for b in groups_b[sig] if self.b2a[b] < 0]
+            if len(members_a) == 1 and len(members_b) == 1:
+                self.pair_subgraph(members_a[0], members_b[0])
+            elif members_a and members_b:
+                self.deferred.append((members_a, members_b))
+
+    def pair_subgraph(self, a: int, b: int) -> None:
+        """Pair two nodes of equal signature and, below them, their inputs position by position."""
+        va, vb = self.va, self.vb
+        stack = [(a, b)]
+        while stack:
+            x, y = stack.pop()
+            if not self.pair(x, y):
+                continue
+            stack.extend(zip(va.inputs[x], vb.inputs[y]))
+            if va.kind[x] == "Function" and x in va.inlined and y in vb.inlined:
+                stack.extend(zip(va.refs[x][1:], vb.refs[y][1:]))
+
+    def settle(self) -> None:
+        """Propagate from new pairs; then re-seed from every pair next to an unpaired node."""
+        self.propagate()
+        for _ in range(_ROUNDS):
+            count = self.paired_count()
+            self.new = self.frontier()
+            self.propagate()
+            if self.paired_count() == count:
+                return
+
+    def paired_count(self) -> int:
+        return self.va.size - self.a2b.count(-1)
+
+    def frontier(self) -> List[int]:
+        """Paired nodes (before side) next to an unpaired node on either side."""
+        va, vb, a2b, b2a = self.va, self.vb, self.a2b, self.b2a
+        seeds = set()
+        for a in range(va.size):
+            if a2b[a] < 0:
+                seeds.update(x for x in va.inputs[a] if a2b[x] >= 0)
+                seeds.update(u for u, _ in va.users[a] if a2b[u] >= 0)
+        for b in range(vb.size):
+            if b2a[b] < 0:
+                seeds.update(b2a[y] for y in vb.inputs[b] if b2a[y] >= 0)
+                seeds.update(b2a[u] for u, _ in vb.users[b] if b2a[u] >= 0)
+        return sorted(seeds)
+
+    def propagate(self) -> None:
+        while self.new:
+            batch, self.new = self.new, []
+            for a in batch:
+                b = self.a2b[a]
+                self.match_inputs(a, b)
+                self.match_users(a, b)
+
+    # -- propagation along inputs --------------------------------------------------------------
+
+    def match_inputs(self, a: int, b: int) -> None:
+        va, vb, a2b, b2a = self.va, self.vb, self.a2b, self.b2a
+        xs, ys = va.inputs[a], vb.inputs[b]
+        pairs: Sequence[Tuple[int, int]]
+        if len(xs) == len(ys):
+            pairs = list(zip(xs, ys))
+        else:
+            pairs = self.align(xs, ys)
+        if va.kind[a] == "Function":
+            pairs = list(pairs) + list(zip(va.refs[a][1:], vb.refs[b][1:]))
+        for x, y in pairs:
+            if a2b[x] >= 0 or b2a[y] >= 0:
+                continue
+            if self.l0a[x] == self.l0b[y]:
+                self.pair(x, y)
+            else:
+                self.look_through(x, y)
+
+    def align(self, xs: Sequence[int], ys: Sequence[int]) -> List[Tuple[int, int]]:
+        """Pairs of an order-preserving alignment of two input lists (longest common subsequence)."""
+        if len(xs) > _MAX_ALIGN or len(ys) > _MAX_ALIGN:
+            return list(zip(xs, ys))
+        a2b, b2a, l0a, l0b = self.a2b, self.b2a, self.l0a, self.l0b
+
+        def same(x: int, y: int) -> bool:
+            if a2b[x] >= 0:
+                return a2b[x] == y
+            return b2a[y] < 0 and l0a[x] == l0b[y]
+
+        n, m = len(xs), len(ys)
+        table = [[0] * (m + 1) for _ in range(n + 1)]
+        for i in range(n - 1, -1, -1):
+            row, below = table[i], table[i + 1]
+            for j in range(m - 1, -1, -1):
+                row[j] = below[j + 1] + 1 if same(xs[i], ys[j]) else max(below[j], row[j + 1])
+        out = []
+        i = j = 0
+        while i < n and j < m:
+            if same(xs[i], ys[j]):
+                out.append((xs[i], ys[j]))
+                i += 1
+                j += 1
+            elif table[i + 1][j] >= table[i][j + 1]:
+                i += 1
+            else:
+                j += 1
+        return out
+
+    def look_through(self, x: int, y: int) -> None:
+        """``x`` and ``y`` take the same input slot but differ in kind or operator: one side may
+        have a node inserted (a ``layout_transform``) or deleted there. Pair ``x`` with a node
+        below ``y`` (or ``y`` with one below ``x``) only with evidence: equal signatures, or an
+        input already paired with the corresponding input."""
+        found = self.below(self.vb, y, self.l0b, self.b2a, self.l0a[x], lambda c: self.evidence(x, c))
+        if found is not None:
+            self.pair(x, found)
+            return
+        found = self.below(self.va, x, self.l0a, self.a2b, self.l0b[y], lambda c: self.evidence(c, y))
+        if found is not None:
+            self.pair(found, y)
+
+    @staticmethod
+    def below(view: GraphView, start: int, labels: Sequence[int], partner: Sequence[int], label: int,
+              accept) -> Optional[int]:
+        level = [start]
+        for _ in range(_LOOK_THROUGH):
+            nxt = []
+            for r in level:
+                for i in view.inputs[r]:
+                    if partner[i] >= 0:
+                        continue
+                    if labels[i] == label and accept(i):
+                        return i
+                    nxt.append(i)
+            level = nxt
+        return None
+
+    def evidence(self, a: int, b: int) -> bool:
+        if self.la.signature[a] == self.lb.signature[b]:
+            return True
+        return self.agreeing_inputs(a, b) > 0
+
+    def related(self, a: int, b: int) -> bool:
+        """Evidence beyond labels: equal signatures, or a paired input or user in common."""
+        return (self.la.signature[a] == self.lb.signature[b] or self.agreeing_inputs(a, b) > 0
+                or self.agreeing_users(a, b) > 0)
+
+    def agreeing_inputs(self, a: int, b: int) -> int:
+        a2b = self.a2b
+        xs, ys = self.va.inputs[a], self.vb.inputs[b]
+        if len(xs) == len(ys):
+            return sum(1 for x, y in zip(xs, ys) if a2b[x] == y and y >= 0)
+        yset = set(ys)
+        return sum(1 for x in xs if a2b[x] >= 0 and a2b[x] in yset)
+
+    # -- propagation along users ---------------------------------------------------------------
+
+    def match_users(self, a: int, b: int) -> None:
+        va, vb, a2b, b2a = self.va, self.vb, self.a2b, self.b2a
+        ua = [(u, p) for u, p in va.users[a] if a2b[u] < 0]
+        if not ua:
+            return
+        ub = [(u, p) for u, p in vb.users[b] if b2a[u] < 0]
+        if not ub:
+            return
+        l0a, l0b = self.l0a, self.l0b
+        if len(ua) == 1 and len(ub) == 1:
+            (u, p), (v, q) = ua[0], ub[0]
+            if l0a[u] == l0b[v] and (p == q or va.kind[u] in VARIADIC_KINDS):
+                self.pair(u, v)
+            return
+        groups: Dict[Tuple[int, int], Tuple[List[int], List[int]]] = {}
+        for u, p in ua:
+            key = (l0a[u], -1 if va.kind[u] in VARIADIC_KINDS else p)
+            members = groups.setdefault(key, ([], []))[0]
+            if u not in members:
+                members.append(u)
+        for v, q in ub:
+            key = (l0b[v], -1 if vb.kind[v] in VARIADIC_KINDS else q)
+            group = groups.get(key)
+            if group is not None and v not in group[1]:
+                group[1].append(v)
+        for us, vs in groups.values():
+            if not vs:
+                continue
+            if len(us) == 1 and len(vs) == 1:
+                self.pair(us[0], vs[0])
+            elif len(us) * len(vs) <= _MAX_GROUP * _MAX_GROUP // 16:
+                self.pair_best(us, vs, strict=True)
+
+    def score(self, a: int, b: int) -> Tuple[int, int, int, int]:
+        la, lb = self.la, self.lb
+        return (int(la.signature[a] == lb.signature[b]), self.agreeing_inputs(a, b) + self.agreeing_users(a, b),
+                int(la.tiers[2][a] == lb.tiers[2][b]), int(la.tiers[1][a] == lb.tiers[1][b]))
+
+    def agreeing_users(self, a: int, b: int) -> int:
+        a2b = self.a2b
+        users_b = set(self.vb.users[b])
+        return sum(1 for u, p in self.va.users[a] if a2b[u] >= 0 and (a2b[u], p) in users_b)
+
+    def pair_best(self, us: List[int], vs: List[int], strict: bool) -> None:
+        """Pair the candidates of one group by score: each pair must be strictly the best for
+        both of its nodes (``strict``), or else the first best in canonical order."""
+        us = [u for u in us if self.a2b[u] < 0]
+        vs = [v for v in vs if self.b2a[v] < 0]
+        if not us or not vs:
+            return
+        scores = {(u, v): self.score(u, v) for u in us for v in vs if self.l0a[u] == self.l0b[v]}
+        if not scores:
+            return
+        ranked = sorted(scores, key=lambda uv: (tuple(-s for s in scores[uv]), uv))
+        left = False
+        for u, v in ranked:
+            if self.a2b[u] >= 0 or self.b2a[v] >= 0:
+                continue
+            if not (scores[(u, v)][0] or scores[(u, v)][1]):
+                continue  # nothing but the label in common: leave both unpaired
+            if strict:
+                s = scores[(u, v)]
+                rivals = [scores[(u, w)] for w in vs if w != v and self.b2a[w] < 0 and (u, w) in scores]
+                rivals += [scores[(w, v)] for w in us if w != u and self.a2b[w] < 0 and (w, v) in scores]
+                if any(r >= s for r in rivals):
+                    left = True
+                    continue
+            self.pair(u, v)
+        if left:
+            self.deferred.append((us, vs))
+
+    # -- residual signatures, deferred groups, twins, ops --------------------------------------
+
+    def residual(self, tier: int) -> None:
+        table: Dict[object, int] = {}
+        ra = residual_signatures(self.va, self.la.tiers[tier], self.a2b, True, table)
+        rb = residual_signatures(self.vb, self.lb.tiers[tier], self.b2a, False, table)
+        kind_a, kind_b = self.va.kind, self.vb.kind
+        groups_a: Dict[int, List[int]] = {}
+        for a, sig in ra.items():
+            if kind_a[a] != "Op":
+                groups_a.setdefault(sig, []).append(a)
+        groups_b: Dict[int, List[int]] = {}
+        for b, sig in rb.items():
+            if kind_b[b] != "Op":
+                groups_b.setdefault(sig, []).append(b)
+        height = self.va.height
+        common = sorted((-height[m[0]], m[0], sig) for sig, m in groups_a.items() if sig in groups_b)
+        for _, _, sig in common:
+            members_a = [a for a in groups_a[sig] if self.a2b[a] < 0]
+            members_b = [b for b in groups_b[sig] if self.b2a[b] < 0]
+            if len(members_a) == 1 and len(members_b) == 1 and (tier == 3 or self.related(members_a[0], members_b[0])):
+                self.pair_residual(members_a[0], members_b[0], ra, rb)
+            elif members_a and members_b:
+                self.deferred.append((members_a, members_b))
+
+    def pair_residual(self, a: int, b: int, ra: Dict[int, int], rb: Dict[int, int]) -> None:
+        stack = [(a, b)]
+        while stack:
+            x, y = stack.pop()
+            if not self.pair(x, y):
+                continue
+            for i, j in zip(self.va.inputs[x], self.vb.inputs[y]):
+                if self.a2b[i] < 0 and self.b2a[j] < 0 and ra.get(i) == rb.get(j):
+                    stack.append((i, j))
+
+    def resolve_deferred(self, strict: bool) -> None:
+        deferred, self.deferred = self.deferred, []
+        seen = set()
+        for us, vs in deferred:
+            key = (tuple(us), tuple(vs))
+            if key in seen:
+                continue
+            seen.add(key)
+            if strict:
+                self.pair_best(us, vs, strict=True)
+            else:
+                self.pair_in_order(us, vs)
+        if not strict:
+            self.deferred = []
+
+    def pair_in_order(self, us: List[int], vs: List[int]) -> None:
+        us = [u for u in us if self.a2b[u] < 0]
+        vs = [v for v in vs if self.b2a[v] < 0]
+        if len(us) * len(vs) <= _MAX_GROUP * _MAX_GROUP:
+            self.pair_best(us, vs, strict=False)
+        else:
+            for u, v in zip(us, vs):
+                if self.related(u, v):
+                    self.pair(u, v)
+
+    def swap_twins(self) -> None:
+        """Give a pair to the unpaired twin (same signature) that more of its users agree with."""
+        for side_a in (True, False):
+            sig, other_sig = (self.la.signature, self.lb.signature) if side_a else (self.lb.signature, self.la.signature)
+            mine = self.a2b if side_a else self.b2a
+            view = self.va if side_a else self.vb
+            paired_by_sig: Dict[int, List[int]] = {}
+            unpaired = [r for r in range(view.size) if mine[r] < 0 and view.kind[r] != "Op"]
+            if not unpaired:
+                continue
+            wanted = {sig[r] for r in unpaired}
+            for r in range(view.size):
+                if mine[r] >= 0 and sig[r] in wanted:
+                    paired_by_sig.setdefault(sig[r], []).append(r)
+            for r in unpaired:
+                if mine[r] >= 0:
+                    continue
+                for twin in paired_by_sig.get(sig[r], ()):
+                    if mine[twin] < 0:
+                        continue
+                    partner = mine[twin]
+                    if side_a:
+                        gain = self.agreeing_users(r, partner) - self.agreeing_users(twin, partner)
+                    else:
+                        gain = self.agreeing_users(partner, r) - self.agreeing_users(partner, twin)
+                    if gain > 0:
+                        self.move(twin, r, side_a)
+                        break
+
+    def move(self, old: int, new: int, side_a: bool) -> None:
+        """Move the pairs of ``old``'s sub-graph to the corresponding nodes of ``new``'s."""
+        view = self.va if side_a else self.vb
+        mine, theirs = (self.a2b, self.b2a) if side_a else (self.b2a, self.a2b)
+        stack = [(old, new)]
+        while stack:
+            x, y = stack.pop()
+            if x == y or mine[x] < 0 or mine[y] >= 0:
+                continue
+            partner = mine[x]
+            mine[x] = -1
+            mine[y] = partner
+            theirs[partner] = y
+            stack.extend(zip(view.inputs[x], view.inputs[y]))
+
+    def pair_ops(self) -> None:
+        """Pair Op nodes by the calls that use them, then identical ones left over in order."""
+        va, vb, a2b = self.va, self.vb, self.a2b
+        votes: Dict[Tuple[int, int], int] = {}
+        for a in range(va.size):
+            op = va.op_of[a]
+            if op >= 0 and a2b[a] >= 0:
+                other = vb.op_of[a2b[a]]
+                if other >= 0:
+                    votes[(op, other)] = votes.get((op, other), 0) + 1
+        for (oa, ob) in sorted(votes, key=lambda k: (-votes[k], k)):
+            self.pair(oa, ob)
+        left_a: Dict[int, List[int]] = {}
+        for a in range(va.size):
+            if va.kind[a] == "Op" and a2b[a] < 0:
+                left_a.setdefault(self.la.tiers[3][a], []).append(a)
+        for b in range(vb.size):
+            if vb.kind[b] == "Op" and self.b2a[b] < 0:
+                members = left_a.get(self.lb.tiers[3][b])
+                if members:
+                    self.pair(members.pop(0), b)
+
+
+def _unique_by(ranks: Sequence[int], key) -> Dict[object, int]:
+    seen: Dict[object, List[int]] = {}
+    for r in ranks:
+        seen.setdefault(key(r), []).append(r)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and k is not None}

@@ -1,0 +1,127 @@
+"""What runs after ``relay.build``: one row per operator of a graph executor graph.
+
+For each operator node this answers the questions people ask of graph executor JSON:
+which shapes feed it and from which node, what it produces, and in which storage. It
+reads the RelayViz document that :func:`relayviz_instrument.from_graph_json` makes, so it
+works the same for a graph JSON file and for a trace's final snapshot. The result is plain
+data (the rows of ``relayviz inspect --json``); the CLI renders it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
+
+from .errors import RelayVizFormatError
+from .serialize.graph_json import GRAPH_IRS
+
+__all__ = ["GraphSummary", "summarize_graph"]
+
+_Tensor = Tuple[Optional[List[Any]], Optional[str]]  # (shape, dtype), either may be unknown
+
+
+@dataclass(frozen=True)
+class GraphSummary:
+    """A built graph at a glance.
+
+    ``operators`` has one row per operator node, in graph order:
+    ``{"name", "op", "inputs": [{"node", "index", "shape", "dtype"}],
+    "outputs": [{"shape", "dtype", "storage_id"}]}``. ``inputs`` and ``params`` list the
+    graph's arguments (``{"name", "shape", "dtype"}``), split by the parameter names given;
+    ``outputs`` the graph's results (``{"node", "index", "shape", "dtype"}``). An unknown
+    shape, dtype or storage id is ``None``.
+    """
+
+    operators: List[Dict[str, Any]]
+    inputs: List[Dict[str, Any]]
+    params: List[Dict[str, Any]]
+    outputs: List[Dict[str, Any]]
+
+
+def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = ()) -> GraphSummary:
+    """Summarize a RelayViz document made from graph JSON (``ir`` ``graph_executor`` or ``nnvm``).
+
+    Arguments whose names are in ``param_names`` (the names of a ``.params`` file) are
+    listed as parameters, the others as inputs. Raises :class:`RelayVizFormatError` for a
+    document of another dialect.
+    """
+    ir = doc.get("ir")
+    if ir not in GRAPH_IRS:
+        raise RelayVizFormatError(
+            f"'ir' is {ir!r}: inspect reads graphs made from graph executor or NNVM JSON", field="ir",
+            hint="inspect the file written by `relayviz export SNAPSHOT --to netron -o FILE.json`")
+    nodes = doc["nodes"]
+    main = nodes[doc["functions"]["main"]]
+    view = _GraphView(nodes)
+
+    operators = []
+    calls = [nid for nid, node in enumerate(nodes) if node["node_kind"] == "Call"]
+    for nid in sorted(calls, key=view.order):
+        call = nodes[nid]
+        inputs = []
+        for arg in call["args"]:
+            producer, index = view.entry(arg)
+            shape, dtype = view.output_types(producer)[index]
+            inputs.append({"node": view.name(producer), "index": index, "shape": shape, "dtype": dtype})
+        storage = call.get("graph", {}).get("storage_id")
+        outputs = [{"shape": shape, "dtype": dtype, "storage_id": storage[k] if storage else None}
+                   for k, (shape, dtype) in enumerate(view.output_types(nid))]
+        operators.append({"name": view.name(nid), "op": nodes[call["op"]]["name"],
+                          "inputs": inputs, "outputs": outputs})
+
+    args = [{"name": nodes[p]["name"], "shape": nodes[p].get("shape"), "dtype": nodes[p].get("dtype")}
+            for p in main["params"]]
+    body = nodes[main["body"]]
+    heads = body["fields"] if body["node_kind"] == "Tuple" else [main["body"]]
+    outputs = []
+    for head in heads:
+        producer, index = view.entry(head)
+        shape, dtype = view.output_types(producer)[index]
+        outputs.append({"node": view.name(producer), "index": index, "shape": shape, "dtype": dtype})
+    names = set(param_names)
+    return GraphSummary(operators=operators,
+                        inputs=[a for a in args if a["name"] not in names],
+                        params=[a for a in args if a["name"] in names],
+                        outputs=outputs)
+
+
+class _GraphView:
+    """Reads graph facts back from the nodes of a graph document."""
+
+    def __init__(self, nodes: List[Dict[str, Any]]) -> None:
+        self.nodes = nodes
+        self.used: Dict[int, int] = {}  # node id -> outputs its consumers take, when untyped
+        for node in nodes:
+            if node["node_kind"] == "TupleGetItem":
+                tup = node["tuple_value"]
+                self.used[tup] = max(self.used.get(tup, 1), node["index"] + 1)
+
+    def order(self, nid: int) -> Tuple[int, int]:
+        return (self.nodes[nid].get("graph", {}).get("node", nid), nid)
+
+    def entry(self, nid: int) -> Tuple[int, int]:
+        """The (producer node, output index) a reference stands for."""
+        node = self.nodes[nid]
+        if node["node_kind"] == "TupleGetItem":
+            return node["tuple_value"], node["index"]
+        return nid, 0
+
+    def name(self, nid: int) -> str:
+        node = self.nodes[nid]
+        if node["node_kind"] == "Var":
+            return node["name"]
+        return node.get("graph", {}).get("name") or self.nodes[node["op"]]["name"]
+
+    def output_types(self, nid: int) -> List[_Tensor]:
+        node = self.nodes[nid]
+        ty = node.get("type")
+        if ty is None and node["node_kind"] == "Var" and ("shape" in node or "dtype" in node):
+            return [(node.get("shape"), node.get("dtype"))]
+        if ty is None:
+            shapes = node.get("graph", {}).get("shape")
+            if shapes is not None:  # shapes known without dtypes (NNVM)
+                return [(shape, None) for shape in shapes]
+            return [(None, None)] * self.used.get(nid, 1)
+        fields = ty["fields"] if ty.get("kind") == "tuple" else [ty]
+        return [(f.get("shape"), f.get("dtype")) for f in fields]
+

@@ -1,0 +1,127 @@
+"""The trace directory: atomic, content-addressed snapshots and a manifest that survives crashes."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+
+from relayviz_instrument.errors import RelayVizFormatError, RelayVizTraceError
+from relayviz_instrument.format import encode, new_document
+from relayviz_instrument.store import (MANIFEST, TRACE_FORMAT, MemoryStore, TraceWriter, load_trace,
+                                       new_trace_dir, snapshot_ref)
+
+
+def _doc(name: str = "x"):
+    return new_document([{"node_kind": "Var", "name": name, "dtype": "float32", "shape": [2]}],
+                        ir="relay", root=0)
+
+
+def _write(tmp_path: Path, lines):
+    (tmp_path / "snapshots").mkdir(parents=True, exist_ok=True)
+    (tmp_path / MANIFEST).write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+HEADER = {"type": "header", "trace_format": TRACE_FORMAT}
+
+
+def test_snapshots_are_content_addressed_and_stored_once(tmp_path):
+    writer = TraceWriter(tmp_path / "t", {"options": {}})
+    ref_a = writer.put(_doc("a"))
+    assert writer.put(_doc("a")) == ref_a
+    ref_b = writer.put(_doc("b"))
+    assert ref_a != ref_b
+    assert ref_a == snapshot_ref(encode(_doc("a")))
+    files = sorted(p.name for p in (tmp_path / "t" / "snapshots").iterdir())
+    assert files == sorted([f"{ref_a}.json", f"{ref_b}.json"])  # no temporary files left behind
+    assert writer.get(ref_a) == _doc("a")
+    writer.close()
+
+
+def test_memory_store_gives_the_same_refs(tmp_path):
+    memory = MemoryStore()
+    writer = TraceWriter(tmp_path / "t", {})
+    assert memory.put(_doc("a")) == writer.put(_doc("a"))
+    assert memory.get(memory.put(_doc("a"))) == _doc("a")
+    with pytest.raises(RelayVizTraceError, match="no snapshot"):
+        memory.get("0" * 32)
+
+
+def test_manifest_lines_are_on_disk_before_close(tmp_path):
+    writer = TraceWriter(tmp_path / "t", {})
+    writer.append({"type": "begin", "index": 0, "name": "P", "depth": 1, "parent": None})
+    lines = (tmp_path / "t" / MANIFEST).read_bytes().splitlines()
+    assert [orjson.loads(line)["type"] for line in lines] == ["header", "begin"]
+    trace = load_trace(tmp_path / "t")
+    assert not trace.complete
+    assert trace.records[0].name == "P" and "process stopped" in trace.records[0].error
+    writer.close()
+
+
+def test_a_non_empty_directory_is_refused(tmp_path):
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "other.txt").write_text("someone else's file")
+    with pytest.raises(RelayVizTraceError, match="not empty"):
+        TraceWriter(tmp_path / "t", {})
+
+
+def test_new_trace_dirs_are_distinct_even_when_made_at_once(tmp_path):
+    made = []
+    threads = [threading.Thread(target=lambda: made.append(new_trace_dir(tmp_path / "base"))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(made)) == 8 and all(p.is_dir() and not any(p.iterdir()) for p in made)
+
+
+def test_a_snapshot_reference_cannot_escape_the_snapshot_folder(tmp_path):
+    _write(tmp_path, [HEADER, {"type": "close"}])
+    (tmp_path / "secret.json").write_bytes(encode(_doc()))
+    trace = load_trace(tmp_path)
+    for ref in ["../secret", "..%2fsecret", "/etc/passwd", "", "ABC", "a/b"]:
+        with pytest.raises(RelayVizTraceError, match="not a snapshot reference"):
+            trace.snapshot(ref)
+
+
+def test_missing_and_corrupt_snapshots(tmp_path):
+    _write(tmp_path, [HEADER, {"type": "close"}])
+    trace = load_trace(tmp_path)
+    with pytest.raises(RelayVizTraceError, match="missing"):
+        trace.snapshot("ab" * 16)
+    (tmp_path / "snapshots" / ("cd" * 16 + ".json")).write_bytes(b'{"format": "relayviz"')
+    with pytest.raises(RelayVizFormatError, match="invalid JSON"):
+        trace.snapshot("cd" * 16)
+
+
+def test_load_trace_rejects_what_is_not_a_trace(tmp_path):
+    with pytest.raises(RelayVizTraceError, match="does not exist"):
+        load_trace(tmp_path / "nowhere")
+    with pytest.raises(RelayVizTraceError, match="has no manifest.jsonl"):
+        load_trace(tmp_path)
+    _write(tmp_path, [{"type": "header", "trace_format": "relayviz-trace/99"}])
+    with pytest.raises(RelayVizTraceError, match="upgrade relayviz_instrument"):
+        load_trace(tmp_path)
+
+
+def test_a_corrupt_line_in_the_middle_is_an_error_but_a_cut_last_line_is_a_crash(tmp_path):
+    begin = {"type": "begin", "index": 0, "name": "A", "depth": 1}
+    end = {"type": "end", "index": 0, "duration_ms": 1.5, "changed": False}
+    manifest = tmp_path / MANIFEST
+    _write(tmp_path, [HEADER, begin, end])
+    manifest.write_bytes(manifest.read_bytes() + b'{"type": "begin", "ind')
+    trace = load_trace(tmp_path)
+    assert [r.name for r in trace.records] == ["A"] and trace.records[0].duration_ms == 1.5
+    assert not trace.complete and any("cut short" in p for p in trace.problems)
+    _write(tmp_path, [HEADER, begin])
+    manifest.write_bytes(manifest.read_bytes() + b"garbage\n" + orjson.dumps(end) + b"\n")
+    with pytest.raises(RelayVizTraceError, match=r"manifest.jsonl:3: not a manifest record"):
+        load_trace(tmp_path)
+
+
+def test_an_end_without_a_begin_is_corrupt(tmp_path):
+    _write(tmp_path, [HEADER, {"type": "end", "index": 4}])
+    with pytest.raises(RelayVizTraceError, match="never began"):
+        load_trace(tmp_path)
