@@ -30,6 +30,7 @@ test: setup
 # Long runs, kept out of `make test`.
 bench: setup
 	$(PY) benchmarks/bench_serialize.py
+	$(PY) benchmarks/bench_capture.py
 
 fuzz: setup
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -m "not slow" tests/test_format.py $(PYTEST_ARGS)

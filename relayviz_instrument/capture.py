@@ -133,6 +133,41 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
             raise RelayVizTraceError("this trace has recorded nothing yet")
         return self._store.get(ref)
 
+    def record_graph(self, built: Any) -> Optional[PassRecord]:
+        """Add the graph that ``relay.build`` produced as the trace's last snapshot.
+
+        ``built`` is what ``relay.build`` returned (anything with ``get_graph_json()``) or the
+        graph executor JSON itself. The graph becomes a ``GraphExecutorCodegen`` event whose
+        ``before`` is the last Relay snapshot, so a report shows the step from the last Relay
+        module to the executor graph. Call it inside or after the pass context. Returns the
+        new record, or None if the trace had already stopped recording.
+        """
+        from .serialize.graph_json import from_graph_json
+
+        graph = built.get_graph_json() if hasattr(built, "get_graph_json") else built
+        doc = from_graph_json(graph, source_name="relay.build")
+        if self._disabled or self._store is None:
+            return None
+        relay_snapshots = [r for r in self.records if r.after is not None and r.ir == "relay"]
+        before = relay_snapshots[-1] if relay_snapshots else None
+        record = PassRecord(index=len(self.records), name="GraphExecutorCodegen", depth=1,
+                            ir="graph_executor", changed=True,
+                            before=before.after if before else None,
+                            nodes_before=before.nodes_after if before else None,
+                            nodes_after=len(doc["nodes"]))
+        self._store.reopen()
+        record.after = self._store.put(doc)
+        if before is not None:
+            record.summary = _diff_summary(self._store.get(before.after), doc)
+        self.records.append(record)
+        self._store.append({"type": "begin", **_begin_fields(record)})
+        self._store.append({"type": "end", **_end_fields(record)})
+        if self._finished:
+            self._store.append({"type": "close", "complete": self.complete, "problems": self.problems,
+                                "events": len(self.records)})
+            self._store.close()
+        return record
+
     @property
     def instrument_seconds(self) -> float:
         """Wall time spent inside the instrument's callbacks."""
@@ -404,6 +439,7 @@ def trace_build(mod: tvm.IRModule, *, target: Any = "llvm", params: Optional[Dic
                 **options: Any) -> "tuple[Any, RelayVizTrace]":
     """``relay.build(mod, target, params)`` at ``opt_level`` under a new :class:`RelayVizTrace`.
 
+    The built graph is recorded as the trace's last snapshot (:meth:`RelayVizTrace.record_graph`).
     Returns ``(lib, trace)``; ``options`` go to :class:`RelayVizTrace`.
     """
     from tvm import relay
@@ -411,4 +447,5 @@ def trace_build(mod: tvm.IRModule, *, target: Any = "llvm", params: Optional[Dic
     trace = RelayVizTrace(out_dir, **options)
     with tvm.transform.PassContext(opt_level=opt_level, instruments=[trace]):
         lib = relay.build(mod, target=target, params=params)
+    trace.record_graph(lib)
     return lib, trace

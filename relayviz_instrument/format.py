@@ -122,18 +122,22 @@ _KIND_LIST: Tuple[NodeKind, ...] = (
         _f("ret_type", _TYPE, required=False),
         _f("attrs", FieldKind.ATTRS, required=False, since=_V11),
         _f("type_params", FieldKind.STRS, required=False, since=_V11),
+        _f("virtual_device", FieldKind.ATTRS, required=False, since=_V11),
     ), (1, 0), "a function: parameters, body, return type; attrs such as Primitive or Composite"),
     NodeKind("Var", (
         _f("name", FieldKind.STR),
         _f("dtype", FieldKind.STR, required=False),
         _f("shape", FieldKind.SHAPE, required=False),
         _f("type", _TYPE, required=False, since=_V11),
+        _f("virtual_device", FieldKind.ATTRS, required=False, since=_V11),
+        _f("graph", FieldKind.ATTRS, required=False, since=_V11),
     ), (1, 0), "a variable; tensor-typed ones carry dtype and shape, others a type object"),
     NodeKind("Call", (
         _f("op", _R, targets="callable"),
         _f("args", _RS, targets="expr"),
         _f("attrs", FieldKind.ATTRS, required=False, since=_V11),
         _f("type", _TYPE, required=False, since=_V11),
+        _f("graph", FieldKind.ATTRS, required=False, since=_V11),
     ), (1, 0), "a call of an operator, a function, a global or a constructor"),
     NodeKind("Op", (
         _f("name", FieldKind.STR),

@@ -28,14 +28,16 @@ class GraphSummary:
     ``{"name", "op", "inputs": [{"node", "index", "shape", "dtype"}],
     "outputs": [{"shape", "dtype", "storage_id"}]}``. ``inputs`` and ``params`` list the
     graph's arguments (``{"name", "shape", "dtype"}``), split by the parameter names given;
-    ``outputs`` the graph's results (``{"node", "index", "shape", "dtype"}``). An unknown
-    shape, dtype or storage id is ``None``.
+    ``outputs`` the graph's results (``{"node", "index", "shape", "dtype"}``);
+    ``node_ids`` the id of each operator's node in the graph JSON (its index in ``nodes``).
+    An unknown shape, dtype or storage id is ``None``.
     """
 
     operators: List[Dict[str, Any]]
     inputs: List[Dict[str, Any]]
     params: List[Dict[str, Any]]
     outputs: List[Dict[str, Any]]
+    node_ids: List[int]
 
 
 def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = ()) -> GraphSummary:
@@ -54,9 +56,10 @@ def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = ()
     main = nodes[doc["functions"]["main"]]
     view = _GraphView(nodes)
 
-    operators = []
+    operators, node_ids = [], []
     calls = [nid for nid, node in enumerate(nodes) if node["node_kind"] == "Call"]
     for nid in sorted(calls, key=view.order):
+        node_ids.append(view.order(nid)[0])
         call = nodes[nid]
         inputs = []
         for arg in call["args"]:
@@ -82,7 +85,7 @@ def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = ()
     return GraphSummary(operators=operators,
                         inputs=[a for a in args if a["name"] not in names],
                         params=[a for a in args if a["name"] in names],
-                        outputs=outputs)
+                        outputs=outputs, node_ids=node_ids)
 
 
 class _GraphView:

@@ -18,13 +18,13 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import orjson
 
+from ._files import atomic_write_bytes
 from .errors import RelayVizTraceError
 from .format import digest_bytes, encode, load, loads
 
@@ -104,6 +104,9 @@ class MemoryStore:
     def append(self, line: Dict[str, Any]) -> None:
         """Memory traces keep no manifest: the records themselves are the manifest."""
 
+    def reopen(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
@@ -136,7 +139,7 @@ class TraceWriter(MemoryStore):
         ref = snapshot_ref(data)
         target = self.path / SNAPSHOTS / f"{ref}.json"
         if not target.exists():
-            _atomic_write(target, data)
+            atomic_write_bytes(target, data)
         return ref
 
     def get(self, ref: str) -> Dict[str, Any]:
@@ -149,6 +152,15 @@ class TraceWriter(MemoryStore):
         self._manifest.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
         self._manifest.flush()
 
+    def reopen(self) -> None:
+        """Append to the manifest again after :meth:`close` (to add the built graph)."""
+        if self._manifest is None:
+            try:
+                self._manifest = open(self.path / MANIFEST, "ab")
+            except OSError as exc:
+                raise RelayVizTraceError(f"{self.path}: cannot reopen the manifest: "
+                                         f"{exc.strerror or exc}") from exc
+
     def close(self) -> None:
         if self._manifest is not None:
             try:
@@ -157,22 +169,6 @@ class TraceWriter(MemoryStore):
             finally:
                 self._manifest.close()
                 self._manifest = None
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _read_snapshot(root: Path, ref: str) -> Dict[str, Any]:

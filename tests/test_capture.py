@@ -67,9 +67,11 @@ def test_resnet18_build_records_every_event(resnet18, resnet18_traced, tmp_path)
     counter = EventCounter()
     mod, params = resnet18
     _build(mod, params, [counter])
-    assert len(trace.records) == sum(counter.names.values())
-    assert Counter(r.name for r in trace.records) == counter.names
-    assert max(r.depth for r in trace.records) == counter.max_depth
+    *passes, graph = trace.records  # trace_build adds the built graph as a last event
+    assert graph.name == "GraphExecutorCodegen"
+    assert len(passes) == sum(counter.names.values())
+    assert Counter(r.name for r in passes) == counter.names
+    assert max(r.depth for r in passes) == counter.max_depth
     # Lowering passes see TIR only: counted and timed, not serialized.
     tir = [r for r in trace.records if r.ir == "tir"]
     assert len(tir) > 1000
@@ -104,7 +106,7 @@ def test_nesting_parents_and_snapshot_chain(resnet18_traced):
         else:
             parent = records[r.parent]
             assert parent.depth == r.depth - 1 and parent.index < r.index
-    relay_records = [r for r in records if r.before is not None]
+    relay_records = [r for r in records if r.before is not None and r.ir == "relay"]
     for r in relay_records:
         if r.changed is False:
             assert r.after == r.before and r.nodes_after == r.nodes_before
@@ -331,3 +333,33 @@ def test_an_instrument_records_one_context(tmp_path):
             with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
                 relay.transform.InferType()(mod)
     assert len(trace.records) == 1 and not trace.complete
+
+
+# -- the built graph as the last snapshot ---------------------------------------------------
+
+def test_the_built_graph_is_the_last_snapshot(resnet18_traced):
+    lib, trace = resnet18_traced
+    last = trace.records[-1]
+    assert last.name == "GraphExecutorCodegen" and last.ir == "graph_executor" and last.depth == 1
+    graph = trace.snapshot(last.after)
+    assert graph["ir"] == "graph_executor"
+    import json
+
+    executor = json.loads(lib.get_graph_json())
+    kernels = {n["attrs"]["func_name"] for n in executor["nodes"] if n["op"] == "tvm_op"}
+    ops = {graph["nodes"][n["op"]]["name"] for n in graph["nodes"] if n["node_kind"] == "Call"}
+    assert kernels == ops
+    relay_afters = [r.after for r in trace.records[:-1] if r.after is not None and r.ir == "relay"]
+    assert last.before == relay_afters[-1]
+    reloaded = load_trace(trace.path)
+    assert reloaded.complete and reloaded.records[-1].to_json() == last.to_json()
+
+
+def test_record_graph_inside_the_context_and_in_memory():
+    mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    trace = RelayVizTrace(False)
+    with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+        lib = relay.build(mod, target="llvm", params=params)
+        record = trace.record_graph(lib.get_graph_json())
+    assert record is trace.records[-1] and trace.snapshot(record.after)["ir"] == "graph_executor"
+    assert trace.complete

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -59,7 +60,7 @@ MALFORMED: Dict[str, Tuple[Optional[str], Optional[str], str]] = {
                                      "points at a PatternWildcard node; expected Clause"),
     "pattern_var_not_var.json": ("node 1 (PatternVar)", "var", "points at a PatternWildcard node; expected Var"),
     "self_loop.json": ("node 1 (Tuple)", "fields[1]", "reference cycle 1 -> 1"),
-    "cycle_of_three.json": ("(Tuple)", "fields[0]", "reference cycle 2 -> 4 -> 3 -> 2"),
+    "cycle_of_three.json": ("node 3 (Tuple)", "fields[0]", "reference cycle 2 -> 4 -> 3 -> 2"),
     "cycle_through_let_body.json": ("node 2 (If)", "false_branch", "reference cycle 1 -> 2 -> 1"),
     "unknown_type_kind.json": ("node 0 (Var)", "type.kind", "unknown type kind 'function'"),
     "tensor_type_dtype_not_string.json": ("node 1 (Function)", "ret_type.dtype",
@@ -103,14 +104,8 @@ def test_load_rejects_malformed_file_with_one_line_naming_file_node_field(name: 
         assert f"field '{field}'" in message
         assert info.value.field == field
     # The same bytes, without a file, are rejected with the same reason.
-    with pytest.raises(RelayVizFormatError, match=_literal(reason)):
+    with pytest.raises(RelayVizFormatError, match=re.escape(reason)):
         fmt.loads(path.read_bytes())
-
-
-def _literal(text: str) -> str:
-    import re
-
-    return re.escape(text)
 
 
 def test_load_names_an_unreadable_path() -> None:
@@ -278,10 +273,33 @@ def test_cli_validate_exits_2_when_any_file_is_invalid() -> None:
     bad = MALFORMED_DIR / "self_loop.json"
     result = _relayviz("validate", str(good), str(bad))
     assert result.returncode == 2
-    assert "valid" in result.stdout and str(good) in result.stdout
+    assert result.stdout.startswith("valid") and str(good) in result.stdout
     assert result.stderr.splitlines() == [result.stderr.strip()]
     assert str(bad) in result.stderr and "node 1 (Tuple)" in result.stderr and "field 'fields[1]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_cli_validate_names_a_file_it_cannot_read(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.json"
+    result = _relayviz("validate", str(missing), str(tmp_path))
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2 and "Traceback" not in result.stderr
+    assert str(missing) in lines[0] and "cannot read the file" in lines[0]
+    assert str(tmp_path) in lines[1] and "cannot read the file" in lines[1]
+
+
+def test_cli_validate_accepts_a_serialized_model(tmp_path: Path) -> None:
+    import tvm.relay.testing
+
+    from relayviz_instrument import dumps
+
+    mod, _ = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    path = tmp_path / "mlp.relayviz.json"
+    path.write_bytes(dumps(mod, indent=True))
+    result = _relayviz("validate", str(path))
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.startswith(f"valid   {path}: RelayViz 1.1, ")
 
 
 # --------------------------------------------------------------------------------------
@@ -412,7 +430,7 @@ def valid_documents(draw: st.DrawFn) -> Dict[str, Any]:
         extensions["functions"] = {f"f{i}": i for i in functions}
     else:
         extensions["root"] = draw(st.integers(0, len(renumbered) - 1))
-    return fmt.new_document(renumbered, ir="relay", **extensions)
+    return _doc(renumbered, **extensions)
 
 
 def _doc(nodes: List[Dict[str, Any]], **extensions: Any) -> Dict[str, Any]:
@@ -463,9 +481,9 @@ def test_dropping_a_field_fails_exactly_when_it_is_required(doc: Dict[str, Any],
     field = data.draw(st.sampled_from(sorted(node)))
     del node[field]
     if field == "node_kind" or field in REQUIRED[node.get("node_kind", "")]:
-        with pytest.raises(RelayVizFormatError, match=f"node {nid}") as info:
+        with pytest.raises(RelayVizFormatError) as info:
             fmt.validate(doc)
-        assert info.value.field == field
+        assert (info.value.node, info.value.field) == (nid, field)
     else:
         fmt.validate(doc)
         _schema_validator().validate(doc)

@@ -257,7 +257,7 @@ def test_read_document_reads_relayviz_and_graph_json(tmp_path):
     ('{"format": "relayviz", "version": [1, 1], "nodes": [{"node_kind": "Var"}]}', RelayVizFormatError,
      "missing required field 'name'"),
     ('{"nodes": []}', GraphJSONError, "missing required key 'arg_nodes'"),
-    ('{"nodes": [', GraphJSONError, "invalid JSON"),
+    ('{"nodes": [', RelayVizFormatError, "invalid JSON"),
 ])
 def test_read_document_rejects_other_files(tmp_path, content, error, fragment):
     path = tmp_path / "file.json"

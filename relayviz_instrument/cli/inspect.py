@@ -65,19 +65,19 @@ def _params_file(graph: Path, explicit: Optional[Path]) -> Optional[Path]:
 def render_summary(summary: GraphSummary, *, params_file: Optional[Path] = None) -> Group:
     """The summary as a rich table, one row per operator, and the graph's arguments and results."""
     table = Table(show_lines=True, expand=False)
-    table.add_column("#", justify="right", style="dim")
-    table.add_column("operator", overflow="fold")
-    table.add_column("inputs  (shape dtype <- node)", overflow="fold")
-    table.add_column("outputs  (shape dtype)", overflow="fold")
-    table.add_column("storage", justify="right")
-    for number, row in enumerate(summary.operators):
+    table.add_column("node", justify="right", style="dim")
+    table.add_column("operator", overflow="fold", ratio=1)
+    table.add_column("inputs  (<- the node each comes from)", overflow="fold", ratio=1)
+    table.add_column("outputs", no_wrap=True)
+    table.add_column("storage", justify="right", no_wrap=True)
+    for node_id, row in zip(summary.node_ids, summary.operators):
         operator = escape(row["name"])
         if row["op"] != row["name"]:
             operator += f"\n[dim]= {escape(row['op'])}[/]"
         inputs = "\n".join(f"{_tensor(i)} <- {escape(_source(i))}" for i in row["inputs"]) or "[dim]none[/]"
         outputs = "\n".join(_tensor(o) for o in row["outputs"])
         storage = "\n".join("?" if o["storage_id"] is None else str(o["storage_id"]) for o in row["outputs"])
-        table.add_row(str(number), operator, inputs, outputs, storage)
+        table.add_row(str(node_id), operator, inputs, outputs, storage)
     lines = [_arguments_line("inputs", summary.inputs)]
     if params_file is not None:
         lines.append(_arguments_line("parameters", summary.params) + f"  [dim](from {escape(str(params_file))})[/]")

@@ -13,7 +13,9 @@ One module per concern::
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping
+import contextlib
+import gc
+from typing import Any, Dict, Iterator, Mapping
 
 from .changes import compare_pairs, describe
 from .edits import Edit, EditScript, apply_edits, edit_script
@@ -35,6 +37,25 @@ def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:
     or operators. The result does not depend on how either document numbers its nodes.
     Both documents must be valid (as :func:`relayviz_instrument.load` returns them).
     """
+    with _collector_paused():
+        return _diff(before, after)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: a diff allocates a few containers per node and
+    frees them all at the end, and collections triggered on the way cost a third of the time
+    of a 50k-node diff. The collector's previous state is restored."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:
     table = SignatureTable()
     va, vb = GraphView(before), GraphView(after)
     la, lb = Labels(va, table), Labels(vb, table)

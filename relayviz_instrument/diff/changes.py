@@ -96,7 +96,7 @@ def describe(view: GraphView, r: int) -> NodeInfo:
     node, kind = view.nodes[r], view.kind[r]
     op_name = view.op_name(r)
     if op_name is not None:
-        return NodeInfo(str(op_name), "", type_text(node.get("type")))
+        return NodeInfo(kind, str(op_name), "", type_text(node.get("type")))
     if kind == "Call":
         callee = view.refs[r][0]
         detail = ""
@@ -104,24 +104,24 @@ def describe(view: GraphView, r: int) -> NodeInfo:
             detail = "@" + str(view.nodes[callee].get("name"))
         elif view.kind[callee] == "Function":
             detail = _function_text(view.nodes[callee])
-        return NodeInfo("Call", detail, type_text(node.get("type")))
+        return NodeInfo(kind, "Call", detail, type_text(node.get("type")))
     if kind == "Var":
         ty = node.get("type") or ({"dtype": node["dtype"], "shape": node.get("shape", [])} if "dtype" in node else None)
-        return NodeInfo("Var", "%" + str(node.get("name")), type_text(ty))
+        return NodeInfo(kind, "Var", "%" + str(node.get("name")), type_text(ty))
     if kind == "Const":
         value = node.get("value")
         shape = value.get("array_shape") if isinstance(value, dict) else []
-        return NodeInfo("Const", "", type_text({"dtype": node.get("dtype"), "shape": shape}))
+        return NodeInfo(kind, "Const", "", type_text({"dtype": node.get("dtype"), "shape": shape}))
     if kind == "Function":
-        return NodeInfo("Function", _function_text(node), type_text(node.get("ret_type")))
+        return NodeInfo(kind, "Function", _function_text(node), type_text(node.get("ret_type")))
     if kind in ("Op", "GlobalVar", "PrimFunc", "Constructor"):
         prefix = "@" if kind in ("GlobalVar", "PrimFunc") else ""
-        return NodeInfo(kind, prefix + str(node.get("name")))
+        return NodeInfo(kind, kind, prefix + str(node.get("name")))
     if kind == "TupleGetItem":
-        return NodeInfo(kind, f".{node.get('index')}", type_text(node.get("type")))
+        return NodeInfo(kind, kind, f".{node.get('index')}", type_text(node.get("type")))
     if kind == "Opaque":
-        return NodeInfo(kind, str(node.get("type_key")))
-    return NodeInfo(kind, "", type_text(node.get("type")))
+        return NodeInfo(kind, kind, str(node.get("type_key")))
+    return NodeInfo(kind, kind, "", type_text(node.get("type")))
 
 
 def _function_text(node: Mapping[str, Any]) -> str:

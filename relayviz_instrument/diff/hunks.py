@@ -216,19 +216,24 @@ def _classify(draft: _Draft, va: GraphView, vb: GraphView, la: Labels, a2b: Sequ
 
 
 def _position(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int]) -> Tuple[int, int, int]:
-    after = list(draft.added) + [a2b[a] for a in draft.changed + draft.moved + draft.border]
+    """Where a hunk sits in the after graph's data-flow order (removed-only hunks: at their users)."""
+    pos_a, pos_b = va.position, vb.position
+    if draft.moved:  # a function's parameters and call come early in the order: place it by its body
+        return (min(pos_b[a2b[a]] for a in draft.moved), 0, 0)
+    after = [pos_b[b] for b in draft.added] + [pos_b[a2b[a]] for a in draft.changed + draft.border]
     if after:
         return (min(after), 0, 0)
-    near = [a2b[u] for r in draft.removed for u, _ in va.users[r] if a2b[u] >= 0]
+    first = min(pos_a[r] for r in draft.removed)
+    near = [pos_b[a2b[u]] for r in draft.removed for u, _ in va.users[r] if a2b[u] >= 0]
     if near:
-        return (min(near), 1, min(draft.removed))
-    return (vb.size, 2, min(draft.removed))
+        return (min(near), 1, first)
+    return (vb.size, 2, first)
 
 
 def _names(view: GraphView, ranks: Iterable[int], calls_only: bool = False) -> str:
     counts: Dict[str, int] = {}
     # Calls first, in order; then the other kinds (constants, variables, tuples...).
-    for r in sorted(ranks, key=lambda r: (view.kind[r] != "Call", r)):
+    for r in sorted(ranks, key=lambda r: (view.kind[r] != "Call", view.position[r])):
         if calls_only and view.kind[r] != "Call":
             continue
         name = describe(view, r).name
@@ -278,8 +283,8 @@ def _finish(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int],
         label = f"{describe(va, a).name}: {fields}"
     else:  # rewired
         label = f"{describe(va, draft.border[0]).name} rewired"
-    pairs = sorted(set(draft.changed + draft.moved + draft.border))
+    pairs = sorted(set(draft.changed + draft.moved + draft.border), key=va.position.__getitem__)
     return Hunk(kind, label,
-                removed=tuple(va.doc_id[r] for r in sorted(draft.removed)),
-                added=tuple(vb.doc_id[s] for s in sorted(draft.added)),
+                removed=tuple(va.doc_id[r] for r in sorted(draft.removed, key=va.position.__getitem__)),
+                added=tuple(vb.doc_id[s] for s in sorted(draft.added, key=vb.position.__getitem__)),
                 matched=tuple((va.doc_id[a], vb.doc_id[a2b[a]]) for a in pairs))

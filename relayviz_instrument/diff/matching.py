@@ -26,7 +26,8 @@ Nodes of different tier-0 labels (kind and operator) are never paired.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+import heapq
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .signatures import Labels, residual_signatures
 from .view import VARIADIC_KINDS, GraphView
@@ -56,7 +57,12 @@ class _Matcher:
         self.l0a, self.l0b = la.tiers[0], lb.tiers[0]
         self.a2b = [-1] * va.size
         self.b2a = [-1] * vb.size
+        self.open_a = set(range(va.size))  # the unpaired nodes
+        self.open_b = set(range(vb.size))
         self.new: List[int] = []
+        self.reach = False  # whether propagation looks through inserted and deleted nodes
+        self.weak: List[Tuple[int, int, int, int]] = []  # slot pairs without evidence, a heap
+        self.sequence = 0
         self.deferred: List[Tuple[List[int], List[int]]] = []
 
     # -- the phases ---------------------------------------------------------------------------
@@ -82,6 +88,8 @@ class _Matcher:
             return False
         self.a2b[a] = b
         self.b2a[b] = a
+        self.open_a.discard(a)
+        self.open_b.discard(b)
         self.new.append(a)
         return True
 
@@ -143,39 +151,52 @@ class _Matcher:
                 stack.extend(zip(va.refs[x][1:], vb.refs[y][1:]))
 
     def settle(self) -> None:
-        """Propagate from new pairs; then re-seed from every pair next to an unpaired node."""
-        self.propagate()
-        for _ in range(_ROUNDS):
-            count = self.paired_count()
-            self.new = self.frontier()
+        """Propagate from the new pairs to a fixpoint, re-seeding from every pair next to an
+        unpaired node; then again, looking through inserted and deleted nodes. Looking through
+        waits for plain propagation: a node deleted below and one inserted above look alike
+        until the nodes around them are paired."""
+        for reach in (False, True):
+            self.reach = reach
             self.propagate()
-            if self.paired_count() == count:
-                return
-
-    def paired_count(self) -> int:
-        return self.va.size - self.a2b.count(-1)
+            for _ in range(_ROUNDS):
+                count = self.paired_count()
+                self.new = self.frontier()
+                self.propagate()
+                if self.paired_count() == count:
+                    break
+        self.reach = False
 
     def frontier(self) -> List[int]:
         """Paired nodes (before side) next to an unpaired node on either side."""
         va, vb, a2b, b2a = self.va, self.vb, self.a2b, self.b2a
         seeds = set()
-        for a in range(va.size):
-            if a2b[a] < 0:
-                seeds.update(x for x in va.inputs[a] if a2b[x] >= 0)
-                seeds.update(u for u, _ in va.users[a] if a2b[u] >= 0)
-        for b in range(vb.size):
-            if b2a[b] < 0:
-                seeds.update(b2a[y] for y in vb.inputs[b] if b2a[y] >= 0)
-                seeds.update(b2a[u] for u, _ in vb.users[b] if b2a[u] >= 0)
+        for a in self.open_a:
+            seeds.update(x for x in va.inputs[a] if a2b[x] >= 0)
+            seeds.update(u for u, _ in va.users[a] if a2b[u] >= 0)
+        for b in self.open_b:
+            seeds.update(b2a[y] for y in vb.inputs[b] if b2a[y] >= 0)
+            seeds.update(b2a[u] for u, _ in vb.users[b] if b2a[u] >= 0)
         return sorted(seeds)
 
+    def paired_count(self) -> int:
+        return self.va.size - len(self.open_a)
+
     def propagate(self) -> None:
-        while self.new:
-            batch, self.new = self.new, []
-            for a in batch:
-                b = self.a2b[a]
-                self.match_inputs(a, b)
-                self.match_users(a, b)
+        """Pair neighbours of the new pairs; when none are left, try the queued slot pairs, best
+        first, each followed by what it implies."""
+        while True:
+            while self.new:
+                batch, self.new = self.new, []
+                for a in batch:
+                    b = self.a2b[a]
+                    self.match_inputs(a, b)
+                    self.match_users(a, b)
+            while self.weak and not self.new:
+                _, _, x, y = heapq.heappop(self.weak)
+                if self.a2b[x] < 0 and self.b2a[y] < 0 and not self.better_elsewhere(x, y):
+                    self.pair(x, y)
+            if not self.new:
+                return
 
     # -- propagation along inputs --------------------------------------------------------------
 
@@ -192,10 +213,54 @@ class _Matcher:
         for x, y in pairs:
             if a2b[x] >= 0 or b2a[y] >= 0:
                 continue
-            if self.l0a[x] == self.l0b[y]:
-                self.pair(x, y)
+            if self.l0a[x] != self.l0b[y]:
+                if self.reach:
+                    self.look_through(x, y)
+            elif self.evidence(x, y):
+                if not self.better_elsewhere(x, y):
+                    self.pair(x, y)
             else:
-                self.look_through(x, y)
+                self.propose(x, y)
+
+    def propose(self, x: int, y: int) -> None:
+        """Queue a pair that only shares a slot: the more alike they look (the operators of
+        their inputs, their height, their type), the sooner it is tried."""
+        va, vb, l0a, l0b = self.va, self.vb, self.l0a, self.l0b
+        level = (2 * ([l0a[i] for i in va.inputs[x]] == [l0b[j] for j in vb.inputs[y]])
+                 + (va.height[x] == vb.height[y]) + (self.la.tiers[2][x] == self.lb.tiers[2][y]))
+        self.sequence += 1
+        heapq.heappush(self.weak, (-level, self.sequence, x, y))
+
+    def better_elsewhere(self, a: int, b: int) -> bool:
+        """Whether ``a`` or ``b`` has an unpaired candidate (same label, reading a partner of one
+        of its inputs) that agrees with it on more inputs than they agree with each other."""
+        va, vb, a2b, b2a, l0a, l0b = self.va, self.vb, self.a2b, self.b2a, self.l0a, self.l0b
+        ins_a = va.inputs[a]
+        agree = self.agreeing_inputs(a, b)
+        if agree == len(ins_a):
+            return False
+        label = l0a[a]
+        for x in ins_a:
+            y = a2b[x]
+            if y < 0:
+                continue
+            users = vb.users[y]
+            if len(users) > _MAX_GROUP:
+                continue
+            for v, _ in users:
+                if v != b and b2a[v] < 0 and l0b[v] == label and self.agreeing_inputs(a, v) > agree:
+                    return True
+        for y in vb.inputs[b]:
+            x = b2a[y]
+            if x < 0:
+                continue
+            users = va.users[x]
+            if len(users) > _MAX_GROUP:
+                continue
+            for u, _ in users:
+                if u != a and a2b[u] < 0 and l0a[u] == label and self.agreeing_inputs(u, b) > agree:
+                    return True
+        return False
 
     def align(self, xs: Sequence[int], ys: Sequence[int]) -> List[Tuple[int, int]]:
         """Pairs of an order-preserving alignment of two input lists (longest common subsequence)."""
@@ -230,36 +295,45 @@ class _Matcher:
     def look_through(self, x: int, y: int) -> None:
         """``x`` and ``y`` take the same input slot but differ in kind or operator: one side may
         have a node inserted (a ``layout_transform``) or deleted there. Pair ``x`` with a node
-        below ``y`` (or ``y`` with one below ``x``) only with evidence: equal signatures, or an
-        input already paired with the corresponding input."""
-        found = self.below(self.vb, y, self.l0b, self.b2a, self.l0a[x], lambda c: self.evidence(x, c))
-        if found is not None:
-            self.pair(x, found)
-            return
-        found = self.below(self.va, x, self.l0a, self.a2b, self.l0b[y], lambda c: self.evidence(c, y))
-        if found is not None:
-            self.pair(found, y)
+        below ``y`` (or ``y`` with one below ``x``). Right below one inserted node, a node that
+        has inputs needs no more evidence; deeper, or a leaf, needs equal signatures or an
+        input already paired with the corresponding input. When both readings are possible,
+        the one with evidence wins, and neither if both have it."""
+        under_y = self.below(self.vb, y, self.l0b, self.b2a, self.l0a[x], lambda c, d: self.plausible(x, c, d))
+        under_x = self.below(self.va, x, self.l0a, self.a2b, self.l0b[y], lambda c, d: self.plausible(c, y, d))
+        if under_y is not None and under_x is not None:
+            strong_y, strong_x = self.evidence(x, under_y), self.evidence(under_x, y)
+            if strong_y == strong_x:
+                return
+            under_x, under_y = (None, under_y) if strong_y else (under_x, None)
+        if under_y is not None:
+            self.pair(x, under_y)
+        elif under_x is not None:
+            self.pair(under_x, y)
 
     @staticmethod
     def below(view: GraphView, start: int, labels: Sequence[int], partner: Sequence[int], label: int,
-              accept) -> Optional[int]:
+              accept: Callable[[int, int], bool]) -> Optional[int]:
         level = [start]
-        for _ in range(_LOOK_THROUGH):
+        for depth in range(1, _LOOK_THROUGH + 1):
             nxt = []
             for r in level:
                 for i in view.inputs[r]:
                     if partner[i] >= 0:
                         continue
-                    if labels[i] == label and accept(i):
+                    if labels[i] == label and accept(i, depth):
                         return i
                     nxt.append(i)
             level = nxt
         return None
 
-    def evidence(self, a: int, b: int) -> bool:
-        if self.la.signature[a] == self.lb.signature[b]:
+    def plausible(self, a: int, b: int, depth: int) -> bool:
+        if self.evidence(a, b):
             return True
-        return self.agreeing_inputs(a, b) > 0
+        return depth == 1 and bool(self.va.inputs[a]) and not self.better_elsewhere(a, b)
+
+    def evidence(self, a: int, b: int) -> bool:
+        return self.la.signature[a] == self.lb.signature[b] or self.agreeing_inputs(a, b) > 0
 
     def related(self, a: int, b: int) -> bool:
         """Evidence beyond labels: equal signatures, or a paired input or user in common."""
@@ -285,10 +359,13 @@ class _Matcher:
         if not ub:
             return
         l0a, l0b = self.l0a, self.l0b
-        if len(ua) == 1 and len(ub) == 1:
+        if len(ua) == 1 and len(ub) == 1:  # the common case, without the grouping
             (u, p), (v, q) = ua[0], ub[0]
             if l0a[u] == l0b[v] and (p == q or va.kind[u] in VARIADIC_KINDS):
-                self.pair(u, v)
+                if not self.better_elsewhere(u, v):
+                    self.pair(u, v)
+            elif self.reach:
+                self.look_above(ua, ub)
             return
         groups: Dict[Tuple[int, int], Tuple[List[int], List[int]]] = {}
         for u, p in ua:
@@ -305,9 +382,48 @@ class _Matcher:
             if not vs:
                 continue
             if len(us) == 1 and len(vs) == 1:
-                self.pair(us[0], vs[0])
+                if not self.better_elsewhere(us[0], vs[0]):
+                    self.pair(us[0], vs[0])
             elif len(us) * len(vs) <= _MAX_GROUP * _MAX_GROUP // 16:
                 self.pair_best(us, vs, strict=True)
+        if self.reach:
+            self.look_above(ua, ub)
+
+    def look_above(self, ua: List[Tuple[int, int]], ub: List[Tuple[int, int]]) -> None:
+        """Users still unpaired may sit one inserted (deleted) single-input node higher up.
+
+        Not when the node taken as inserted has a counterpart among the other side's users of
+        the user: then that user was deleted, which one edit explains, and looking through
+        from above finds it."""
+        va, vb, a2b, b2a, l0a, l0b = self.va, self.vb, self.a2b, self.b2a, self.l0a, self.l0b
+        for u, p in ua:
+            if a2b[u] >= 0:
+                continue
+            for v, _ in ub:
+                if b2a[v] >= 0 or l0b[v] == l0a[u] or len(vb.inputs[v]) != 1:
+                    continue
+                if any(a2b[t] < 0 and l0a[t] == l0b[v] for t, _ in va.users[u]):
+                    continue
+                for w, q in vb.users[v]:
+                    if b2a[w] < 0 and l0b[w] == l0a[u] and q == p and not self.better_elsewhere(u, w):
+                        self.pair(u, w)
+                        break
+                if a2b[u] >= 0:
+                    break
+        for v, q in ub:
+            if b2a[v] >= 0:
+                continue
+            for u, _ in ua:
+                if a2b[u] >= 0 or l0a[u] == l0b[v] or len(va.inputs[u]) != 1:
+                    continue
+                if any(b2a[t] < 0 and l0b[t] == l0a[u] for t, _ in vb.users[v]):
+                    continue
+                for w, p in va.users[u]:
+                    if a2b[w] < 0 and l0a[w] == l0b[v] and p == q and not self.better_elsewhere(w, v):
+                        self.pair(w, v)
+                        break
+                if b2a[v] >= 0:
+                    break
 
     def score(self, a: int, b: int) -> Tuple[int, int, int, int]:
         la, lb = self.la, self.lb
@@ -351,8 +467,8 @@ class _Matcher:
 
     def residual(self, tier: int) -> None:
         table: Dict[object, int] = {}
-        ra = residual_signatures(self.va, self.la.tiers[tier], self.a2b, True, table)
-        rb = residual_signatures(self.vb, self.lb.tiers[tier], self.b2a, False, table)
+        ra = residual_signatures(self.va, self.la.tiers[tier], self.a2b, True, table, self.open_a)
+        rb = residual_signatures(self.vb, self.lb.tiers[tier], self.b2a, False, table, self.open_b)
         kind_a, kind_b = self.va.kind, self.vb.kind
         groups_a: Dict[int, List[int]] = {}
         for a, sig in ra.items():
@@ -449,6 +565,9 @@ class _Matcher:
             mine[x] = -1
             mine[y] = partner
             theirs[partner] = y
+            opened = self.open_a if side_a else self.open_b
+            opened.add(x)
+            opened.discard(y)
             stack.extend(zip(view.inputs[x], view.inputs[y]))
 
     def pair_ops(self) -> None:

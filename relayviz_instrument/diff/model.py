@@ -53,9 +53,11 @@ class NodeMatch:
 
 @dataclass(frozen=True)
 class NodeInfo:
-    """How a node is shown: ``name`` is its operator or kind, ``detail`` what tells it apart
-    (a variable's name, a global's name, an index), ``type`` its type in short form."""
+    """How a node is shown: ``kind`` is its node kind, ``name`` its operator or kind, ``detail``
+    what tells it apart (a variable's name, a global's name, an index), ``type`` its type in
+    short form."""
 
+    kind: str
     name: str
     detail: str = ""
     type: str = ""

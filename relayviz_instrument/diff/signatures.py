@@ -17,7 +17,7 @@ two and never depend on hashing (the same inputs give the same numbers in every 
 
 from __future__ import annotations
 
-from typing import Any, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import orjson
 
@@ -86,6 +86,8 @@ class SignatureTable:
     def __init__(self) -> None:
         self.labels: List[Dict[Hashable, int]] = [{}, {}, {}, {}]
         self.structures: Dict[Tuple[int, Tuple[int, ...]], int] = {}
+        #: The four label codes of each raw label key seen so far (calls of one operator share them).
+        self.combined: Dict[Hashable, Tuple[int, int, int, int]] = {}
 
     def intern(self, tier: int, key: Hashable) -> int:
         table = self.labels[tier]
@@ -105,12 +107,11 @@ class Labels:
         l1: List[int] = [0] * n
         l2: List[int] = [0] * n
         l3: List[int] = [0] * n
-        intern = table.intern
+        intern, combined = table.intern, table.combined
         kind, nodes, op_of = view.kind, view.nodes, view.op_of
         op_key: Dict[int, Tuple[str, Hashable]] = {}
         for r in range(n):
             node = nodes[r]
-            k = kind[r]
             op = op_of[r]
             if op >= 0:
                 # A call of an Op: the hot path. Its Op gives the name and attributes.
@@ -118,21 +119,29 @@ class Labels:
                 if key is None:
                     opnode = nodes[op]
                     key = op_key[op] = ("Call " + str(opnode.get("name")), _freeze(opnode.get("attrs")))
-                t0, a = key
                 extra = None
                 if len(node) > 3 + ("type" in node):  # fields beyond node_kind, op, args, type
                     extra = _freeze({f: v for f, v in node.items()
                                      if f not in ("node_kind", "op", "args", "type")})
-                t1 = (a, extra)
                 ty = node.get("type")
-                t2 = None if ty is None else _freeze(ty)
-                t3 = None
+                if ty is None:
+                    tkey: Hashable = None
+                elif len(ty) == 2 and "shape" in ty and "dtype" in ty:  # a tensor type, inlined
+                    tkey = (ty["dtype"], tuple(ty["shape"]))
+                else:
+                    tkey = _freeze(ty)
+                raw = (key[0], (key[1], extra), tkey, None)
             else:
-                t0, t1, t2, t3 = _generic_key(k, node)
-            c0 = intern(0, t0)
-            c1 = intern(1, (c0, t1))
-            c2 = intern(2, (c1, t2))
-            l0[r], l1[r], l2[r], l3[r] = c0, c1, c2, intern(3, (c2, t3))
+                raw = _leaf_key(node) if kind[r] in ("Var", "Const") else None
+                if raw is None:
+                    raw = _generic_key(kind[r], node)
+            codes = combined.get(raw)
+            if codes is None:
+                c0 = intern(0, raw[0])
+                c1 = intern(1, (c0, raw[1]))
+                c2 = intern(2, (c1, raw[2]))
+                codes = combined[raw] = (c0, c1, c2, intern(3, (c2, raw[3])))
+            l0[r], l1[r], l2[r], l3[r] = codes
         self.tiers: Tuple[List[int], List[int], List[int], List[int]] = (l0, l1, l2, l3)
 
         # Tier-3 signatures of every node, inputs first.
@@ -146,6 +155,31 @@ class Labels:
                 found = structures[key2] = len(structures)
             sig[r] = found
         self.signature: List[int] = sig
+
+
+_VAR_FIELDS = frozenset({"node_kind", "name", "dtype", "shape"})
+_CONST_FIELDS = frozenset({"node_kind", "value", "dtype"})
+
+
+def _leaf_key(node: Mapping[str, Any]) -> Optional[Tuple[Hashable, Hashable, Hashable, Hashable]]:
+    """The label key of a tensor-typed Var or of a Const, fast; ``None`` for anything else."""
+    kind = node["node_kind"]
+    if kind == "Var":
+        if node.keys() <= _VAR_FIELDS:
+            shape = node.get("shape")
+            return ("Var", (("name", node.get("name")),),
+                    (node.get("dtype"), None if shape is None else tuple(shape)), None)
+        return None
+    if node.keys() <= _CONST_FIELDS:
+        value = node.get("value")
+        if not isinstance(value, dict):
+            return ("Const", (), (node.get("dtype"), ()), (type(value).__name__, value))
+        shape = value.get("array_shape")
+        if isinstance(shape, list):
+            digest = value.get("digest")
+            content = digest if len(value) == 2 and isinstance(digest, str) else _freeze(value)
+            return ("Const", (), (node.get("dtype"), tuple(shape)), content)
+    return None
 
 
 def _generic_key(kind: str, node: Mapping[str, Any]) -> Tuple[Hashable, Hashable, Hashable, Hashable]:
@@ -164,8 +198,8 @@ def _generic_key(kind: str, node: Mapping[str, Any]) -> Tuple[Hashable, Hashable
 
 
 def residual_signatures(view: GraphView, labels: Sequence[int], partner: Sequence[int],
-                        before: bool, table: Dict[Any, int]) -> Dict[int, int]:
-    """Signatures of the unmatched nodes at one label tier, where a matched input counts as
+                        before: bool, table: Dict[Any, int], unpaired: Iterable[int]) -> Dict[int, int]:
+    """Signatures of the ``unpaired`` nodes at one label tier, where a paired input counts as
     its pair (numbered by its before-side rank) rather than as its sub-graph.
 
     Two unmatched nodes with equal residual signatures have equal labels and inputs that are
@@ -173,9 +207,7 @@ def residual_signatures(view: GraphView, labels: Sequence[int], partner: Sequenc
     """
     out: Dict[int, int] = {}
     inputs = view.inputs
-    for r in view.topo:
-        if partner[r] >= 0:
-            continue
+    for r in sorted(unpaired, key=view.position.__getitem__):
         ins = tuple([(-1 - (i if before else partner[i])) if partner[i] >= 0 else out[i]
                      for i in inputs[r]])
         key = (labels[r], ins)

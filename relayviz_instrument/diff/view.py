@@ -71,17 +71,22 @@ class GraphView:
         if doc.get("root") is not None:
             starts.append(doc["root"])
         order = _canonical_order(raw_nodes, raw_refs, starts)
-        rank_of = [0] * len(order)
-        for rank, nid in enumerate(order):
-            rank_of[nid] = rank
-
         self.doc = doc
         self.size = len(order)
         self.doc_id: List[int] = order
+        if order == list(range(self.size)):
+            # Documents written by this package are numbered this way already.
+            rank_of = order
+            self.nodes: List[Dict[str, Any]] = list(raw_nodes)
+            self.refs: List[List[int]] = raw_refs
+        else:
+            rank_of = [0] * len(order)
+            for rank, nid in enumerate(order):
+                rank_of[nid] = rank
+            self.nodes = [raw_nodes[i] for i in order]
+            self.refs = [[rank_of[t] for t in raw_refs[i]] for i in order]
         self.rank_of: List[int] = rank_of
-        self.nodes: List[Dict[str, Any]] = [raw_nodes[i] for i in order]
         self.kind: List[str] = [node.get("node_kind") for node in self.nodes]  # type: ignore[misc]
-        self.refs: List[List[int]] = [[rank_of[t] for t in raw_refs[i]] for i in order]
         self.functions: Dict[str, int] = {name: rank_of[functions[name]] for name in sorted(functions)}
         self.root: Optional[int] = rank_of[doc["root"]] if doc.get("root") is not None else None
         roots = set(self.functions.values())
@@ -107,6 +112,10 @@ class GraphView:
             self.canon = list(range(self.size))
             self.inputs, self.users, self.topo = self._inputs()
             assert self.topo is not None, "a validated document has no reference cycle"
+        #: Each node's place in ``topo``: inputs come before users, through inlined functions too.
+        self.position = [0] * self.size
+        for i, r in enumerate(self.topo):
+            self.position[r] = i
         self.height = [0] * self.size
         height, inputs = self.height, self.inputs
         for r in self.topo:

@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import orjson
 
-from ..errors import RelayVizDependencyError, RelayVizFormatError, RelayVizSerializeError
+from ..errors import RelayVizFormatError, RelayVizSerializeError
 from ..format import labelled_references
-from ..serialize.graph_json import GRAPH_IRS, format_attr_value
-from ._files import atomic_write_bytes
+from ..serialize.graph_json import _PARAMS_MAGIC, GRAPH_IRS, format_attr_value
+from .._files import atomic_write_bytes
 
 __all__ = ["ConstantData", "GraphExecutorExport", "to_graph_executor_json", "params_path", "write_netron"]
 
@@ -90,7 +91,7 @@ def write_netron(doc: Mapping[str, Any], path: Union[str, Path], *,
 
     When parameter values are available (``params``, name to array, and constants whose
     values the document carries), the ones that name ``null`` nodes are written beside it
-    as ``<name>.params`` in TVM's format (``tvm.runtime.save_param_dict``; needs TVM).
+    as ``<name>.params`` in TVM's format (what ``tvm.runtime.save_param_dict`` writes).
     Both files are written atomically. Returns the paths written.
     """
     path = Path(path)
@@ -161,15 +162,35 @@ def _const_array(const: ConstantData) -> Any:
     return np.array(values, dtype=dtype).reshape(const.shape)
 
 
+_NDARRAY_MAGIC = 0xDD5E40F096B4A13F  # TVM's kTVMNDArrayMagic
+_DL_CODES = {"i": 0, "u": 1, "f": 2, "b": 1}  # DLPack type codes; TVM stores bool as 1-bit uint
+
+
 def _save_params(values: Mapping[str, Any]) -> bytes:
-    try:
-        import tvm
-        import tvm.runtime
-    except ImportError:
-        raise RelayVizDependencyError(
-            "writing a .params file needs TVM: pip install apache-tvm (or a Relay build such as "
-            "hhb-tvm), or export without parameters") from None
-    return bytes(tvm.runtime.save_param_dict({k: tvm.nd.array(v) for k, v in sorted(values.items())}))
+    """The bytes ``tvm.runtime.save_param_dict`` writes, with the names sorted.
+
+    TVM's writer orders names as its hash map iterates, which changes from run to run for
+    larger dictionaries; this writer gives the same bytes for the same parameters, and TVM's
+    ``load_param_dict`` (and Netron) read them.
+    """
+    names = sorted(values)
+    out = [struct.pack("<QQQ", _PARAMS_MAGIC, 0, len(names))]
+    for name in names:
+        raw = name.encode("utf-8")
+        out.append(struct.pack("<Q", len(raw)) + raw)
+    out.append(struct.pack("<Q", len(names)))
+    for name in names:
+        array = values[name]
+        code = _DL_CODES.get(array.dtype.kind)
+        if code is None:
+            raise RelayVizSerializeError(f"parameter {name!r} has dtype {array.dtype}, which a .params "
+                                         "file cannot hold")
+        bits = 1 if array.dtype.kind == "b" else array.dtype.itemsize * 8
+        data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
+        out.append(struct.pack("<QQiiiBBH", _NDARRAY_MAGIC, 0, 1, 0, array.ndim, code, bits, 1))
+        out.append(struct.pack(f"<{array.ndim}q", *array.shape))
+        out.append(struct.pack("<q", len(data)) + data)
+    return b"".join(out)
 
 
 # --------------------------------------------------------------------------------------
@@ -191,8 +212,9 @@ class _GraphWriter:
         self.bindings: Dict[int, int] = {}  # let-bound Var -> its value
         self.node_names: Dict[str, int] = {}
         self.kernel_names: Dict[Any, str] = {}  # Function node (or its hash) -> kernel name
-        self.kernels_used: Dict[str, int] = {}
+        self.kernels_used: set = set()
         self.constants: Dict[str, ConstantData] = {}
+        self.aliases: Dict[int, int] = {}  # entry id of a __nop's output -> entry id of its input
         self.const_count = 0
         self.taken_names: set = set()
 
@@ -269,6 +291,9 @@ class _GraphWriter:
                 waiting[user] -= 1
                 if waiting[user] == 0:
                     heapq.heappush(ready, user)
+        if len(order) != len(deps):
+            raise RelayVizFormatError("the expressions of main form a reference cycle", field="nodes",
+                                      hint="check the document with `relayviz validate`")
         return order
 
     # -- emitting graph nodes ----------------------------------------------------------------
@@ -383,6 +408,9 @@ class _GraphWriter:
         out = {"op": "tvm_op", "name": name, "attrs": attrs,
                "inputs": [[gid, index, 0] for gid, index in inputs]}
         gid = self.add(out, leaves, graph_info)
+        if func_name == "__nop" and inputs:
+            # The executor skips __nop: its output must live in its input's storage.
+            self.aliases[self.row_ptr[gid]] = self.row_ptr[inputs[0][0]] + inputs[0][1]
         return _shape_value(ty, gid)
 
     def unique_node_name(self, name: str) -> str:
@@ -412,7 +440,7 @@ class _GraphWriter:
             name, k = base, 1
             while name in self.kernels_used:
                 name, k = f"{base}_{k}", k + 1
-            self.kernels_used[name] = fid
+            self.kernels_used.add(name)
             self.kernel_names[key] = name
         return self.kernel_names[key]
 
@@ -436,6 +464,18 @@ class _GraphWriter:
             stack.extend((c, False) for c in reversed(children) if c not in seen)
         return names
 
+    def plan_storage(self) -> List[int]:
+        """Storage without a memory plan (a Relay module): one per entry, a __nop's shared with its input."""
+        storage: List[int] = []
+        fresh = 0
+        for eid in range(len(self.entries)):
+            if eid in self.aliases:
+                storage.append(storage[self.aliases[eid]])
+            else:
+                storage.append(fresh)
+                fresh += 1
+        return storage
+
     # -- the root object -------------------------------------------------------------------------
 
     def graph(self, heads: List[_Entry]) -> Dict[str, Any]:
@@ -448,9 +488,9 @@ class _GraphWriter:
             attrs["dltype"] = ["list_str", dtypes]
         if self.entries and all(d is not None for d in devices):
             attrs["device_index"] = ["list_int", devices]
-        # Without a memory plan (a Relay module), every entry gets its own storage.
-        use_storage = self.is_graph and all(s is not None for s in storage)
-        attrs["storage_id"] = ["list_int", storage if use_storage else list(range(len(self.entries)))]
+        if not (self.is_graph and all(s is not None for s in storage)):
+            storage = self.plan_storage()
+        attrs["storage_id"] = ["list_int", storage]
         if all(s is not None and all(isinstance(d, int) or d == "?" for d in s) for s in shapes):
             attrs["shape"] = ["list_shape", [[-1 if d == "?" else d for d in s] for s in shapes]]
         return {

@@ -17,7 +17,7 @@ import os
 import re
 import struct
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import orjson
 
@@ -49,7 +49,9 @@ _NNVM_TYPE_CODES = {
 
 _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
-_PARAMS_MAGIC = 0xF7E58D4F05049CB7
+_PARAMS_MAGIC = 0xF7E58D4F05049CB7  # TVM's kTVMNDArrayListMagic, first in a .params file
+#: More outputs than this on one node is a damaged file, not a graph (and would exhaust memory).
+_MAX_OUTPUTS = 1 << 16
 
 
 def from_graph_json(source: GraphSource, *, source_name: Optional[str] = None) -> Dict[str, Any]:
@@ -77,7 +79,7 @@ def read_document(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
     """
     source = str(path)
     data = _read_bytes(Path(path))
-    obj = _parse_json(data, source)
+    obj = _parse_json(data, source, RelayVizFormatError)
     if isinstance(obj, dict) and "format" in obj:
         return loads(data, source=source)
     if isinstance(obj, dict) and "nodes" in obj:
@@ -97,9 +99,9 @@ def parse_attr_value(text: Any) -> Any:
     if not isinstance(text, str):
         return text
     s = text.strip()
-    if _INT.match(s):
+    if _INT.match(s) and len(s) <= 100:  # longer digit strings are identifiers, not numbers
         return int(s)
-    if _FLOAT.match(s):
+    if _FLOAT.match(s) and len(s) <= 100:
         value = float(s)
         return value if math.isfinite(value) else text
     if s in ("True", "true"):
@@ -174,12 +176,11 @@ def _read_bytes(path: Path) -> bytes:
                              hint="check the path") from None
 
 
-def _parse_json(data: Union[bytes, str], source: str) -> Any:
+def _parse_json(data: Union[bytes, str], source: str, error: type = GraphJSONError) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise GraphJSONError(f"invalid JSON: {exc}", source=source,
-                             hint="the file is not JSON; was it truncated?") from None
+        raise error(f"invalid JSON: {exc}", source=source, hint="the file is not JSON; was it truncated?") from None
 
 
 def _is_plain_literal(value: Any) -> bool:
@@ -288,8 +289,8 @@ class _GraphReader:
             raise self.fail(f"must be an object, not {_describe(raw)}", f"{where}.{key}")
         attrs = {k: (v if k in _STRING_ATTRS else parse_attr_value(v)) for k, v in raw.items()}
         for name in ("num_inputs", "num_outputs"):
-            if name in attrs and not (_is_int(attrs[name]) and attrs[name] >= 0):
-                raise self.fail(f"must be a non-negative integer, not {_describe(raw[name])}",
+            if name in attrs and not (_is_int(attrs[name]) and 0 <= attrs[name] <= _MAX_OUTPUTS):
+                raise self.fail(f"must be an integer from 0 to {_MAX_OUTPUTS}, not {_describe(raw[name])}",
                                 f"{where}.{key}.{name}")
         if "num_inputs" in attrs and attrs["num_inputs"] != len(node["inputs"]):
             raise self.fail(f"num_inputs is {attrs['num_inputs']} but the node has "
@@ -309,13 +310,15 @@ class _GraphReader:
                             + (orjson.dumps(entry).decode()[:60] if isinstance(entry, list) else _describe(entry)),
                             where)
         nid, index = entry[0], entry[1]
-        if nid < 0 or nid >= n:
+        if nid < 0:
+            raise self.fail(f"node id {nid} is negative", where)
+        if nid >= n:
             raise self.fail(f"points at node {nid}, past the end of the node list ({n} nodes)", where)
         if nid >= before:
             raise self.fail(f"points at node {nid}, which is not before this node: graph JSON lists "
                             "nodes in topological order", where)
-        if index < 0:
-            raise self.fail(f"output index {index} is negative", where)
+        if not 0 <= index < _MAX_OUTPUTS:
+            raise self.fail(f"output index {index} is out of range (0 to {_MAX_OUTPUTS - 1})", where)
         return nid, index
 
     def check_entries(self) -> List[int]:
@@ -368,6 +371,9 @@ class _GraphReader:
             count = row_ptr[i + 1] - row_ptr[i]
             if count < 0:
                 raise self.fail(f"decreases ({row_ptr[i]} then {row_ptr[i + 1]})", f"node_row_ptr[{i + 1}]")
+            if count > _MAX_OUTPUTS:
+                raise self.fail(f"gives nodes[{i}] {count} outputs (at most {_MAX_OUTPUTS})",
+                                f"node_row_ptr[{i + 1}]")
             if explicit[i] is not None and count != explicit[i]:
                 what = "a null node has 1 output" if self.nodes[i]["op"] == "null" and \
                     "num_outputs" not in self.attrs[i] else f"nodes[{i}] has num_outputs {explicit[i]}"

@@ -19,9 +19,9 @@ import tvm
 from tvm import relay
 
 from ..errors import RelayVizSerializeError
-from ..format import SMALL_TENSOR_ELEMENTS, new_document
-from .values import (GenerationalCache, attrs_to_json, digest_bytes, dim_value, object_key, tensor_value,
-                     type_to_json)
+from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, new_document
+from .values import (GenerationalCache, attrs_to_json, dim_value, object_key, tensor_value, type_to_json,
+                     virtual_device_to_json)
 
 __all__ = ["RelaySerializer"]
 
@@ -109,7 +109,16 @@ class RelaySerializer:
                 node["type"] = jty
             else:
                 node["dtype"], node["shape"] = jty["dtype"], jty["shape"]
+        self._place(node, var)
         return _leaf(node)
+
+    def _place(self, node: Dict[str, Any], expr: Any) -> None:
+        """Add the expression's virtual device (set by PlanDevices), unless unconstrained."""
+        device = expr.virtual_device_
+        if device is not None:
+            jdevice = self._attrs.get(device, virtual_device_to_json)
+            if jdevice:
+                node["virtual_device"] = jdevice
 
     def _constant(self, const: Any) -> _Expansion:
         # Passes re-create Constant nodes around the same NDArray (every InferType does), so
@@ -155,6 +164,7 @@ class RelaySerializer:
             node["attrs"] = self.attrs_of(func.attrs)
         if len(func.type_params):
             node["type_params"] = [str(tp.name_hint) for tp in func.type_params]
+        self._place(node, func)
         return _Expansion(params + [func.body], lambda walk, ids: {
             "node_kind": "Function", "body": ids[-1], "params": ids[:-1], **node})
 

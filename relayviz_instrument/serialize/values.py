@@ -22,9 +22,9 @@ __all__ = [
     "attr_value",
     "dim_value",
     "type_to_json",
+    "virtual_device_to_json",
     "tensor_value",
     "scalar_json",
-    "digest_bytes",
 ]
 
 V = TypeVar("V")
@@ -160,6 +160,23 @@ def attrs_to_json(attrs: Any) -> Dict[str, Any]:
     names = tvm.runtime._ffi_node_api.NodeListAttrNames(attrs)
     fields = [str(names(i)) for i in range(names(-1))]
     return {name: attr_value(getattr(attrs, name)) for name in fields}
+
+
+def virtual_device_to_json(device: Any) -> Dict[str, Any]:
+    """A ``VirtualDevice`` as ``{device_type, virtual_device_id, target, memory_scope}``.
+
+    Only the constrained parts are written; a fully unconstrained device gives ``{}``.
+    """
+    out: Dict[str, Any] = {}
+    if int(device.device_type_int) != -1:
+        out["device_type"] = int(device.device_type_int)
+    if int(device.virtual_device_id) != -1:
+        out["virtual_device_id"] = int(device.virtual_device_id)
+    if device.target is not None:
+        out["target"] = _ADDRESS.sub("0x?", str(device.target))
+    if str(device.memory_scope):
+        out["memory_scope"] = str(device.memory_scope)
+    return out
 
 
 def type_to_json(ty: Any) -> Optional[Dict[str, Any]]:

@@ -6,7 +6,7 @@ import os
 import secrets
 from pathlib import Path
 
-from ..errors import RelayVizTraceError
+from .errors import RelayVizTraceError
 
 __all__ = ["atomic_write_bytes"]
 

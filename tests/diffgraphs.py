@@ -1,0 +1,329 @@
+"""Relay-like RelayViz graphs with known node identities, and known edits on them.
+
+Used by the diff's property tests and by ``benchmarks/bench_diff.py``. A :class:`Graph` holds
+nodes keyed by a *uid* that survives edits; :meth:`Graph.render` numbers them into a
+document (optionally in a random order), and returns which id each uid got, so a test knows
+the true pairing of two renderings. Graphs are built like ``to_relayviz`` output: calls of Op
+nodes shared by (name, attrs), named parameters, constants with digests, tuples, batch norms,
+repeated blocks and scalar constants that repeat everywhere.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any, Dict, List, Optional, Tuple
+
+from relayviz_instrument.diff.view import _LIST, _MAP, _ONE, _REF_FIELDS
+
+TENSOR = {"dtype": "float32", "shape": [1, 16, 8, 8]}
+VECTOR = {"dtype": "float32", "shape": [16]}
+WEIGHT = {"dtype": "float32", "shape": [16, 16, 3, 3]}
+#: Unary operators used by the generator; ``copy`` is what the insert edit inserts.
+UNARY = ("nn.relu", "sigmoid", "tanh", "copy")
+EDIT_KINDS = ("attr", "insert", "delete", "value", "rewire")
+
+
+class Graph:
+    """Nodes keyed by uid (references are uids), the ``functions`` index, and a uid counter."""
+
+    def __init__(self) -> None:
+        self.nodes: Dict[int, Dict[str, Any]] = {}
+        self.functions: Dict[str, int] = {}
+        self.root: Optional[int] = None
+        self.next_uid = 0
+        self._ops: Dict[Tuple[str, str], int] = {}
+
+    # -- building -------------------------------------------------------------------------------
+
+    def add(self, node: Dict[str, Any]) -> int:
+        uid = self.next_uid
+        self.next_uid += 1
+        self.nodes[uid] = node
+        return uid
+
+    def op(self, name: str, attrs: Optional[Dict[str, Any]] = None) -> int:
+        key = (name, repr(sorted((attrs or {}).items())))
+        uid = self._ops.get(key)
+        if uid is None or uid not in self.nodes:
+            node: Dict[str, Any] = {"node_kind": "Op", "name": name}
+            if attrs is not None:
+                node["attrs"] = attrs
+            uid = self._ops[key] = self.add(node)
+        return uid
+
+    def call(self, name: str, args: List[int], attrs: Optional[Dict[str, Any]] = None,
+             ty: Optional[Dict[str, Any]] = None) -> int:
+        return self.add({"node_kind": "Call", "op": self.op(name, attrs), "args": list(args),
+                         "type": copy.deepcopy(ty or TENSOR)})
+
+    @classmethod
+    def from_document(cls, doc: Dict[str, Any]) -> "Graph":
+        """A graph whose uids are the document's node ids."""
+        graph = cls()
+        graph.nodes = {i: copy.deepcopy(node) for i, node in enumerate(doc["nodes"])}
+        graph.functions = dict(doc.get("functions") or {})
+        graph.root = doc.get("root")
+        graph.next_uid = len(doc["nodes"])
+        for uid, node in graph.nodes.items():
+            if node["node_kind"] == "Op":
+                graph._ops[(node["name"], repr(sorted((node.get("attrs") or {}).items())))] = uid
+        return graph
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def refs(self, uid: int) -> List[Tuple[str, Any, int]]:
+        node = self.nodes[uid]
+        out = []
+        for name, mode in _REF_FIELDS.get(node["node_kind"], ()):
+            value = node.get(name)
+            if value is None:
+                continue
+            if mode == _ONE:
+                out.append((name, None, value))
+            elif mode == _LIST:
+                out.extend((name, i, t) for i, t in enumerate(value))
+            elif mode == _MAP:
+                out.extend((name, k, value[k]) for k in sorted(value))
+        return out
+
+    def users(self) -> Dict[int, List[Tuple[int, str, Any]]]:
+        out: Dict[int, List[Tuple[int, str, Any]]] = {uid: [] for uid in self.nodes}
+        for uid in self.nodes:
+            for field, pos, target in self.refs(uid):
+                out[target].append((uid, field, pos))
+        return out
+
+    def op_name(self, uid: int) -> Optional[str]:
+        node = self.nodes[uid]
+        if node["node_kind"] != "Call":
+            return None
+        callee = self.nodes[node["op"]]
+        return callee["name"] if callee["node_kind"] == "Op" else None
+
+    def set_ref(self, uid: int, field: str, pos: Any, target: int) -> None:
+        if pos is None:
+            self.nodes[uid][field] = target
+        else:
+            self.nodes[uid][field][pos] = target
+
+    def collect(self) -> None:
+        """Drop nodes that no root reaches (as the serializer would never write them)."""
+        seen = set()
+        stack = list(self.functions.values()) + ([self.root] if self.root is not None else [])
+        while stack:
+            uid = stack.pop()
+            if uid in seen:
+                continue
+            seen.add(uid)
+            stack.extend(t for _, _, t in self.refs(uid))
+        self.nodes = {uid: node for uid, node in self.nodes.items() if uid in seen}
+
+    def render(self, rng: Optional[random.Random] = None) -> Tuple[Dict[str, Any], Dict[int, int]]:
+        """The graph as a document; node ids in uid order, or shuffled by ``rng``."""
+        uids = sorted(self.nodes)
+        if rng is not None:
+            rng.shuffle(uids)
+        ids = {uid: i for i, uid in enumerate(uids)}
+        nodes = []
+        for uid in uids:
+            node = copy.deepcopy(self.nodes[uid])
+            for name, mode in _REF_FIELDS.get(node["node_kind"], ()):
+                value = node.get(name)
+                if value is None:
+                    continue
+                if mode == _ONE:
+                    node[name] = ids[value]
+                elif mode == _LIST:
+                    node[name] = [ids[t] for t in value]
+                else:
+                    node[name] = {k: ids[t] for k, t in value.items()}
+            nodes.append(node)
+        doc: Dict[str, Any] = {"format": "relayviz", "version": [1, 1], "ir": "relay"}
+        if self.functions:
+            doc["functions"] = {name: ids[uid] for name, uid in sorted(self.functions.items())}
+        if self.root is not None:
+            doc["root"] = ids[self.root]
+        doc["nodes"] = nodes
+        return doc, ids
+
+    def copy(self) -> "Graph":
+        return copy.deepcopy(self)
+
+
+# -- generation ----------------------------------------------------------------------------------
+
+
+def synthetic(rng: random.Random, size: int) -> Graph:
+    """A model of about ``size`` nodes: a chain of blocks drawn from a few repeated templates."""
+    g = Graph()
+    data = g.add({"node_kind": "Var", "name": "data", **TENSOR})
+    params = [data]
+    digests = iter(range(10 ** 9))
+
+    def weight(i: int) -> int:
+        if rng.random() < 0.5:
+            uid = g.add({"node_kind": "Var", "name": f"w{i}", **WEIGHT})
+            params.append(uid)
+            return uid
+        return g.add({"node_kind": "Const", "dtype": "float32",
+                      "value": {"array_shape": WEIGHT["shape"], "digest": f"sha256:{next(digests):032x}"}})
+
+    def scalar(value: float) -> int:
+        return g.add({"node_kind": "Const", "dtype": "float32", "value": value})
+
+    x = g.call("copy", [data])
+    block = 0
+    while g.next_uid < size:
+        block += 1
+        kind = rng.choice(("conv", "conv", "residual", "branches", "split", "norm", "scale", "unary"))
+        if kind == "conv":
+            strides = rng.choice(([1, 1], [2, 2]))
+            x = g.call("nn.conv2d", [x, weight(block)], {"strides": strides, "padding": [1, 1, 1, 1],
+                                                          "channels": 16, "data_layout": "NCHW"})
+            x = g.call("nn.relu", [x])
+        elif kind == "residual":
+            y = g.call("nn.conv2d", [x, weight(block)], {"strides": [1, 1], "padding": [1, 1, 1, 1],
+                                                          "channels": 16, "data_layout": "NCHW"})
+            y = g.call(rng.choice(UNARY[:3]), [y])
+            x = g.call("add", [x, y])
+        elif kind == "branches":
+            width = rng.choice((2, 3))
+            fields = [g.call(rng.choice(UNARY[:3]), [x]) for _ in range(width)]
+            tup = g.add({"node_kind": "Tuple", "fields": fields,
+                         "type": {"kind": "tuple", "fields": [TENSOR] * width}})
+            x = g.call("concatenate", [tup], {"axis": 1})
+        elif kind == "split":
+            parts = g.call("split", [x], {"indices_or_sections": 2, "axis": 1},
+                           {"kind": "tuple", "fields": [TENSOR, TENSOR]})
+            first = g.add({"node_kind": "TupleGetItem", "tuple_value": parts, "index": 0, "type": TENSOR})
+            second = g.add({"node_kind": "TupleGetItem", "tuple_value": parts, "index": 1, "type": TENSOR})
+            x = g.call("multiply", [first, second])
+        elif kind == "norm":
+            stats = []
+            for what in ("gamma", "beta", "mean", "var"):
+                uid = g.add({"node_kind": "Var", "name": f"bn{block}_{what}", **VECTOR})
+                params.append(uid)
+                stats.append(uid)
+            bn = g.call("nn.batch_norm", [x] + stats, {"axis": 1, "epsilon": 1e-5},
+                        {"kind": "tuple", "fields": [TENSOR, VECTOR, VECTOR]})
+            x = g.add({"node_kind": "TupleGetItem", "tuple_value": bn, "index": 0, "type": TENSOR})
+        elif kind == "scale":
+            x = g.call("multiply", [x, scalar(0.5)])
+            x = g.call("add", [x, scalar(1.0)])
+        else:
+            x = g.call(rng.choice(UNARY), [x])
+    g.functions["main"] = g.add({"node_kind": "Function", "body": x, "params": params, "ret_type": TENSOR})
+    return g
+
+
+# -- edits ---------------------------------------------------------------------------------------
+
+
+def mutate(graph: Graph, rng: random.Random, k: int) -> List[str]:
+    """Apply ``k`` edits in place, each a clear change whose ideal edit script takes at most two
+    operations; return their kinds. Edited nodes keep their uid when they stay the same node."""
+    done: List[str] = []
+    attempts = 0
+    while len(done) < k and attempts < 50 * k:
+        attempts += 1
+        kind = rng.choice(EDIT_KINDS)
+        if _EDITS[kind](graph, rng):
+            done.append(kind)
+    graph.collect()
+    return done
+
+
+def _tensor_calls(graph: Graph) -> List[int]:
+    return sorted(uid for uid, node in graph.nodes.items()
+                  if node["node_kind"] == "Call" and graph.op_name(uid) is not None
+                  and "kind" not in node.get("type", {}))
+
+
+def _edit_attr(graph: Graph, rng: random.Random) -> bool:
+    convs = [uid for uid in _tensor_calls(graph) if graph.op_name(uid) == "nn.conv2d"]
+    if not convs:
+        return False
+    uid = rng.choice(convs)
+    old = graph.nodes[graph.nodes[uid]["op"]]
+    attrs = dict(old.get("attrs") or {})
+    attrs["data_layout"] = "NHWC" if attrs.get("data_layout") == "NCHW" else "NCHW"
+    graph.nodes[uid]["op"] = graph.op("nn.conv2d", attrs)
+    return True
+
+
+def _edit_insert(graph: Graph, rng: random.Random) -> bool:
+    users = graph.users()
+    edges = [(u, field, pos, t) for u in _tensor_calls(graph) for field, pos, t in graph.refs(u)
+             if field == "args" and graph.op_name(u) != "copy" and graph.nodes[t]["node_kind"] == "Call"
+             and graph.op_name(t) not in (None, "copy") and "kind" not in graph.nodes[t].get("type", {})
+             and len(users[t]) == 1]
+    if not edges:
+        return False
+    u, field, pos, t = rng.choice(edges)
+    graph.set_ref(u, field, pos, graph.call("copy", [t], ty=graph.nodes[t]["type"]))
+    return True
+
+
+def _edit_delete(graph: Graph, rng: random.Random) -> bool:
+    users = graph.users()
+    candidates = []
+    for uid in _tensor_calls(graph):
+        name = graph.op_name(uid)
+        if name not in UNARY or len(users[uid]) != 1:
+            continue
+        (user, field, pos), = users[uid]
+        source = graph.nodes[uid]["args"][0]
+        if field != "args" or graph.op_name(user) in (None, name) or graph.op_name(source) in (None, name):
+            continue
+        if sum(1 for v in _tensor_calls(graph) if graph.op_name(v) == name) < 2:
+            continue  # keep the operator's Op node alive: deleting must not remove it too
+        candidates.append((uid, user, field, pos, source))
+    if not candidates:
+        return False
+    uid, user, field, pos, source = rng.choice(candidates)
+    graph.set_ref(user, field, pos, source)
+    del graph.nodes[uid]
+    return True
+
+
+def _edit_value(graph: Graph, rng: random.Random) -> bool:
+    consts = sorted(uid for uid, node in graph.nodes.items()
+                    if node["node_kind"] == "Const" and isinstance(node["value"], dict))
+    if not consts:
+        return False
+    uid = rng.choice(consts)
+    graph.nodes[uid]["value"] = {"array_shape": graph.nodes[uid]["value"]["array_shape"],
+                                 "digest": f"sha256:{rng.getrandbits(128):032x}"}
+    return True
+
+
+def _edit_rewire(graph: Graph, rng: random.Random) -> bool:
+    users = graph.users()
+    slots = [(uid, pos) for uid in _tensor_calls(graph) if graph.op_name(uid) == "add"
+             for pos, t in enumerate(graph.nodes[uid]["args"]) if len(users[t]) >= 2]
+    if not slots:
+        return False
+    uid, pos = rng.choice(slots)
+    args = graph.nodes[uid]["args"]
+    choices = sorted(t for t in _descendants(graph, uid) if t not in args and graph.nodes[t]["node_kind"] == "Call"
+                     and "kind" not in graph.nodes[t].get("type", {}) and graph.op_name(t) is not None)
+    if not choices:
+        return False
+    args[pos] = rng.choice(choices[-20:])  # a node not far below: the kind of rewiring passes do
+    return True
+
+
+def _descendants(graph: Graph, uid: int) -> set:
+    seen = set()
+    stack = [t for _, _, t in graph.refs(uid)]
+    while stack:
+        t = stack.pop()
+        if t not in seen:
+            seen.add(t)
+            stack.extend(r for _, _, r in graph.refs(t))
+    return seen
+
+
+_EDITS = {"attr": _edit_attr, "insert": _edit_insert, "delete": _edit_delete, "value": _edit_value,
+          "rewire": _edit_rewire}
