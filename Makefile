@@ -31,6 +31,7 @@ test: setup
 bench: setup
 	$(PY) benchmarks/bench_serialize.py
 	$(PY) benchmarks/bench_capture.py
+	$(PY) benchmarks/bench_diff.py
 
 fuzz: setup
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -m "not slow" tests/test_format.py $(PYTEST_ARGS)

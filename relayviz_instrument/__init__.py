@@ -26,19 +26,16 @@ from .serialize.graph_json import from_graph_json, read_document
 from .graph_inspect import GraphSummary, summarize_graph
 from .export import to_graph_executor_json, write_netron
 from .store import PassRecord, Trace, load_trace
+from .diff import GraphDiff, diff
 
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):  # PEP 562: importing TVM only when the instrument is asked for
-    if name == "RelayVizTrace":
-        from .capture import RelayVizTrace
-
-        return RelayVizTrace
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 __all__ = [
+    "diff",
+    "GraphDiff",
     "RelayVizTrace",
+    "trace_build",
     "PassRecord",
     "Trace",
     "load_trace",
@@ -65,3 +62,11 @@ __all__ = [
     "UnknownNodeKindWarning",
     "TraceIncompleteWarning",
 ]
+
+
+def __getattr__(name: str) -> object:  # PEP 562: TVM is imported only when the instrument is asked for
+    if name in ("RelayVizTrace", "trace_build"):
+        from . import capture
+
+        return getattr(capture, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Union
 import tvm
 
 from . import __version__
+from .diff import diff
 from .errors import RelayVizTraceError, TraceIncompleteWarning
 from .serialize.relay import RelaySerializer
 from .store import MemoryStore, PassRecord, TraceWriter, new_trace_dir
@@ -257,7 +258,7 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
     # -- snapshots ----------------------------------------------------------------------------
 
     def _wanted(self, record: PassRecord) -> bool:
-        if record.ir == "tir" and not self.tir:
+        if record.ir == "empty" or (record.ir == "tir" and not self.tir):
             return False
         if self._passes is not None and not self._passes.search(record.name):
             return False
@@ -396,13 +397,16 @@ def _has_untyped(doc: Dict[str, Any]) -> bool:
 
 
 def _module_ir(mod: tvm.IRModule) -> str:
-    """``relay`` if the module holds a Relay function, ``tir`` if only PrimFuncs, else ``other``."""
+    """``relay`` if the module holds a Relay function, ``tir`` if only PrimFuncs, ``empty`` if
+    nothing (the device side of a CPU build, after the host/device split), else ``other``."""
     kinds = set()
     for func in mod.functions.values():
         if isinstance(func, tvm.relay.Function):
             return "relay"
         kinds.add("tir" if isinstance(func, tvm.tir.PrimFunc) else "other")
-    return "tir" if kinds == {"tir"} else ("other" if kinds else "relay")
+    if not kinds:
+        return "empty"
+    return "tir" if kinds == {"tir"} else "other"
 
 
 def _begin_fields(record: PassRecord) -> Dict[str, Any]:
@@ -426,11 +430,7 @@ def _error_text(exc: BaseException) -> str:
     return text if len(text) <= _ERROR_CHARS else text[:_ERROR_CHARS] + " [...]"
 
 
-def _diff_summary(before: Dict[str, Any], after: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    try:
-        from .diff import diff
-    except ImportError:  # the diff stage is optional for capture
-        return None
+def _diff_summary(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
     return diff(before, after).summary
 
 

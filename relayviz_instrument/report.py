@@ -6,10 +6,10 @@ renders it. They take a :class:`~relayviz_instrument.diff.GraphDiff` and never c
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-import orjson
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -18,7 +18,7 @@ from rich.tree import Tree
 from .diff.changes import type_text
 from .diff.model import FieldChange, GraphDiff, Hunk, NodeInfo
 
-__all__ = ["DiffView", "OpDeltaTable", "diff_counts"]
+__all__ = ["DiffView", "OpDeltaTable", "diff_counts", "own_op_deltas"]
 
 #: Node lines shown under a hunk before "… N more".
 NODE_LINES = 6
@@ -152,16 +152,36 @@ def _value_text(name: str, value: Any) -> str:
     elif isinstance(value, dict) and "digest" in value:
         text = str(value["digest"])[:19]
     else:
-        text = orjson.dumps(value).decode()
+        text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def own_op_deltas(passes: Sequence[Tuple[int, Optional[int], str, Mapping[str, int]]]
+                  ) -> List[Tuple[str, Dict[str, int]]]:
+    """What each pass itself did to operator counts: its diff's ``op_delta`` less those of the
+    passes nested in it (``(index, parent, name, op_delta)`` each). Counts add up along a
+    pipeline, so the results sum to the change from first to last snapshot, each counted once."""
+    nested: Dict[int, Dict[str, int]] = {}
+    for _, parent, _, delta in passes:
+        if parent is not None:
+            total = nested.setdefault(parent, {})
+            for op, count in delta.items():
+                total[op] = total.get(op, 0) + count
+    out = []
+    for index, _, name, delta in passes:
+        inner = nested.get(index, {})
+        own = {op: delta.get(op, 0) - inner.get(op, 0) for op in sorted(set(delta) | set(inner))}
+        out.append((name, {op: count for op, count in own.items() if count}))
+    return out
 
 
 @dataclass(frozen=True)
 class OpDeltaTable:
     """Operator calls added and removed, summed over passes.
 
-    ``passes`` holds ``(pass name, op delta)`` pairs, the op delta of each a diff's
-    ``op_delta`` (or the ``ops`` of its summary). One row per operator, sorted by name.
+    ``passes`` holds ``(pass name, op delta)`` pairs: a diff's ``op_delta`` (or the ``ops`` of
+    its summary), or for nested passes what :func:`own_op_deltas` makes of them. One row per
+    operator, sorted by name.
     """
 
     passes: Sequence[Tuple[str, Mapping[str, int]]]
@@ -191,7 +211,7 @@ class OpDeltaTable:
         table.add_column("passes")
         for op, (plus, minus, names) in self.rows.items():
             net = plus - minus
-            table.add_row(op, str(plus), str(minus), f"{net:+d}", ", ".join(names))
+            table.add_row(op, str(plus), str(minus), f"{net:+d}".replace("-", "−"), ", ".join(names))
         if not self.rows:
             table.add_row("(none)", "0", "0", "+0", "")
         yield table

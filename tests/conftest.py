@@ -28,15 +28,19 @@ def resnet18() -> Tuple[Any, Dict[str, Any]]:
     return tvm.relay.testing.resnet.get_workload(num_layers=18, batch_size=1)
 
 
-@pytest.fixture(scope="session")
-def resnet18_built(resnet18: Tuple[Any, Dict[str, Any]]) -> Any:
-    """``relay.build(resnet18, target="llvm", params=params)`` at opt_level 3, built once."""
+def _build(workload: Tuple[Any, Dict[str, Any]]) -> Any:
     import tvm
     from tvm import relay
 
-    mod, params = resnet18
+    mod, params = workload
     with tvm.transform.PassContext(opt_level=3):
         return relay.build(mod, target="llvm", params=params)
+
+
+@pytest.fixture(scope="session")
+def resnet18_built(resnet18: Tuple[Any, Dict[str, Any]]) -> Any:
+    """``relay.build(resnet18, target="llvm", params=params)`` at opt_level 3, built once."""
+    return _build(resnet18)
 
 
 @pytest.fixture(scope="session")
@@ -50,12 +54,7 @@ def mlp() -> Tuple[Any, Dict[str, Any]]:
 @pytest.fixture(scope="session")
 def mlp_built(mlp: Tuple[Any, Dict[str, Any]]) -> Any:
     """The MLP built with relay.build for llvm at opt_level 3."""
-    import tvm
-    from tvm import relay
-
-    mod, params = mlp
-    with tvm.transform.PassContext(opt_level=3):
-        return relay.build(mod, target="llvm", params=params)
+    return _build(mlp)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,9 @@ import copy
 import random
 from typing import Any, Dict, List, Optional, Tuple
 
-from relayviz_instrument.diff.view import _LIST, _MAP, _ONE, _REF_FIELDS
+import orjson
+
+from relayviz_instrument.format import labelled_references, validate
 
 TENSOR = {"dtype": "float32", "shape": [1, 16, 8, 8]}
 VECTOR = {"dtype": "float32", "shape": [16]}
@@ -22,6 +24,8 @@ WEIGHT = {"dtype": "float32", "shape": [16, 16, 3, 3]}
 #: Unary operators used by the generator; ``copy`` is what the insert edit inserts.
 UNARY = ("nn.relu", "sigmoid", "tanh", "copy")
 EDIT_KINDS = ("attr", "insert", "delete", "value", "rewire")
+T8 = {"dtype": "float32", "shape": [1, 8]}
+T4 = {"dtype": "float32", "shape": [1, 4]}
 
 
 class Graph:
@@ -73,19 +77,7 @@ class Graph:
     # -- reading --------------------------------------------------------------------------------
 
     def refs(self, uid: int) -> List[Tuple[str, Any, int]]:
-        node = self.nodes[uid]
-        out = []
-        for name, mode in _REF_FIELDS.get(node["node_kind"], ()):
-            value = node.get(name)
-            if value is None:
-                continue
-            if mode == _ONE:
-                out.append((name, None, value))
-            elif mode == _LIST:
-                out.extend((name, i, t) for i, t in enumerate(value))
-            elif mode == _MAP:
-                out.extend((name, k, value[k]) for k in sorted(value))
-        return out
+        return labelled_references(self.nodes[uid])
 
     def users(self) -> Dict[int, List[Tuple[int, str, Any]]]:
         out: Dict[int, List[Tuple[int, str, Any]]] = {uid: [] for uid in self.nodes}
@@ -128,16 +120,11 @@ class Graph:
         nodes = []
         for uid in uids:
             node = copy.deepcopy(self.nodes[uid])
-            for name, mode in _REF_FIELDS.get(node["node_kind"], ()):
-                value = node.get(name)
-                if value is None:
-                    continue
-                if mode == _ONE:
-                    node[name] = ids[value]
-                elif mode == _LIST:
-                    node[name] = [ids[t] for t in value]
+            for name, pos, target in labelled_references(node):
+                if pos is None:
+                    node[name] = ids[target]
                 else:
-                    node[name] = {k: ids[t] for k, t in value.items()}
+                    node[name][pos] = ids[target]
             nodes.append(node)
         doc: Dict[str, Any] = {"format": "relayviz", "version": [1, 1], "ir": "relay"}
         if self.functions:
@@ -149,6 +136,55 @@ class Graph:
 
     def copy(self) -> "Graph":
         return copy.deepcopy(self)
+
+
+class DocumentBuilder:
+    """Small documents written by hand: nodes in the order given, Op nodes shared by (name,
+    attrs) as the serializer shares them."""
+
+    def __init__(self) -> None:
+        self.nodes: List[Dict[str, Any]] = []
+        self._ops: Dict[str, int] = {}
+
+    def add(self, node: Dict[str, Any]) -> int:
+        self.nodes.append(node)
+        return len(self.nodes) - 1
+
+    def var(self, name: str, ty: Dict[str, Any] = T8) -> int:
+        return self.add({"node_kind": "Var", "name": name, **ty})
+
+    def const(self, value: Any, dtype: str = "float32") -> int:
+        return self.add({"node_kind": "Const", "value": value, "dtype": dtype})
+
+    def op(self, name: str, attrs: Optional[Dict[str, Any]] = None) -> int:
+        key = name + orjson.dumps(attrs).decode()
+        if key not in self._ops:
+            node: Dict[str, Any] = {"node_kind": "Op", "name": name}
+            if attrs is not None:
+                node["attrs"] = attrs
+            self._ops[key] = self.add(node)
+        return self._ops[key]
+
+    def call(self, name: str, *args: int, attrs: Optional[Dict[str, Any]] = None,
+             ty: Optional[Dict[str, Any]] = T8) -> int:
+        node: Dict[str, Any] = {"node_kind": "Call", "op": self.op(name, attrs), "args": list(args)}
+        if ty is not None:
+            node["type"] = ty
+        return self.add(node)
+
+    def function(self, body: int, params: List[int], attrs: Optional[Dict[str, Any]] = None) -> int:
+        node: Dict[str, Any] = {"node_kind": "Function", "body": body, "params": params}
+        if attrs:
+            node["attrs"] = attrs
+        self.main = self.add(node)
+        return self.main
+
+    def document(self) -> Dict[str, Any]:
+        """The document whose ``main`` is the function added last."""
+        doc = {"format": "relayviz", "version": [1, 1], "ir": "relay", "functions": {"main": self.main},
+               "nodes": self.nodes}
+        validate(doc)
+        return doc
 
 
 # -- generation ----------------------------------------------------------------------------------
@@ -222,13 +258,24 @@ def synthetic(rng: random.Random, size: int) -> Graph:
 
 def mutate(graph: Graph, rng: random.Random, k: int) -> List[str]:
     """Apply ``k`` edits in place, each a clear change whose ideal edit script takes at most two
-    operations; return their kinds. Edited nodes keep their uid when they stay the same node."""
+    operations; return their kinds. Edited nodes keep their uid when they stay the same node.
+    Edits touch disjoint neighbourhoods: a node inserted next to one deleted (or two rewirings
+    of one node) would have more than one right answer."""
     done: List[str] = []
+    touched: set = set()
     attempts = 0
     while len(done) < k and attempts < 50 * k:
         attempts += 1
+        users = graph.users()
+        avoid = set(touched)
+        for uid in touched:
+            if uid in graph.nodes:
+                avoid.update(t for _, _, t in graph.refs(uid))
+                avoid.update(u for u, _, _ in users[uid])
         kind = rng.choice(EDIT_KINDS)
-        if _EDITS[kind](graph, rng):
+        changed = _EDITS[kind](graph, rng, avoid)
+        if changed:
+            touched.update(changed)
             done.append(kind)
     graph.collect()
     return done
@@ -240,78 +287,86 @@ def _tensor_calls(graph: Graph) -> List[int]:
                   and "kind" not in node.get("type", {}))
 
 
-def _edit_attr(graph: Graph, rng: random.Random) -> bool:
-    convs = [uid for uid in _tensor_calls(graph) if graph.op_name(uid) == "nn.conv2d"]
+def _edit_attr(graph: Graph, rng: random.Random, avoid: set) -> set:
+    convs = [uid for uid in _tensor_calls(graph) if graph.op_name(uid) == "nn.conv2d" and uid not in avoid]
     if not convs:
-        return False
+        return set()
     uid = rng.choice(convs)
     old = graph.nodes[graph.nodes[uid]["op"]]
     attrs = dict(old.get("attrs") or {})
     attrs["data_layout"] = "NHWC" if attrs.get("data_layout") == "NCHW" else "NCHW"
     graph.nodes[uid]["op"] = graph.op("nn.conv2d", attrs)
-    return True
+    return {uid}
 
 
-def _edit_insert(graph: Graph, rng: random.Random) -> bool:
+def _edit_insert(graph: Graph, rng: random.Random, avoid: set) -> set:
     users = graph.users()
     edges = [(u, field, pos, t) for u in _tensor_calls(graph) for field, pos, t in graph.refs(u)
              if field == "args" and graph.op_name(u) != "copy" and graph.nodes[t]["node_kind"] == "Call"
              and graph.op_name(t) not in (None, "copy") and "kind" not in graph.nodes[t].get("type", {})
-             and len(users[t]) == 1]
+             and len(users[t]) == 1 and u not in avoid and t not in avoid]
     if not edges:
-        return False
+        return set()
     u, field, pos, t = rng.choice(edges)
-    graph.set_ref(u, field, pos, graph.call("copy", [t], ty=graph.nodes[t]["type"]))
-    return True
+    new = graph.call("copy", [t], ty=graph.nodes[t]["type"])
+    graph.set_ref(u, field, pos, new)
+    return {u, t, new}
 
 
-def _edit_delete(graph: Graph, rng: random.Random) -> bool:
+def _edit_delete(graph: Graph, rng: random.Random, avoid: set) -> set:
     users = graph.users()
+    calls = _tensor_calls(graph)
+    counts: Dict[Optional[str], int] = {}
+    for uid in calls:
+        counts[graph.op_name(uid)] = counts.get(graph.op_name(uid), 0) + 1
     candidates = []
-    for uid in _tensor_calls(graph):
+    for uid in calls:
         name = graph.op_name(uid)
-        if name not in UNARY or len(users[uid]) != 1:
-            continue
+        if name not in UNARY or len(users[uid]) != 1 or counts[name] < 2:
+            continue  # (a single call: deleting it would remove its Op node too)
         (user, field, pos), = users[uid]
         source = graph.nodes[uid]["args"][0]
         if field != "args" or graph.op_name(user) in (None, name) or graph.op_name(source) in (None, name):
             continue
-        if sum(1 for v in _tensor_calls(graph) if graph.op_name(v) == name) < 2:
-            continue  # keep the operator's Op node alive: deleting must not remove it too
+        if avoid & {uid, user, source}:
+            continue
         candidates.append((uid, user, field, pos, source))
     if not candidates:
-        return False
+        return set()
     uid, user, field, pos, source = rng.choice(candidates)
     graph.set_ref(user, field, pos, source)
     del graph.nodes[uid]
-    return True
+    return {uid, user, source}
 
 
-def _edit_value(graph: Graph, rng: random.Random) -> bool:
+def _edit_value(graph: Graph, rng: random.Random, avoid: set) -> set:
     consts = sorted(uid for uid, node in graph.nodes.items()
-                    if node["node_kind"] == "Const" and isinstance(node["value"], dict))
+                    if node["node_kind"] == "Const" and isinstance(node["value"], dict) and uid not in avoid)
     if not consts:
-        return False
+        return set()
     uid = rng.choice(consts)
     graph.nodes[uid]["value"] = {"array_shape": graph.nodes[uid]["value"]["array_shape"],
                                  "digest": f"sha256:{rng.getrandbits(128):032x}"}
-    return True
+    return {uid}
 
 
-def _edit_rewire(graph: Graph, rng: random.Random) -> bool:
+def _edit_rewire(graph: Graph, rng: random.Random, avoid: set) -> set:
     users = graph.users()
-    slots = [(uid, pos) for uid in _tensor_calls(graph) if graph.op_name(uid) == "add"
-             for pos, t in enumerate(graph.nodes[uid]["args"]) if len(users[t]) >= 2]
+    slots = [(uid, pos) for uid in _tensor_calls(graph) if graph.op_name(uid) == "add" and uid not in avoid
+             for pos, t in enumerate(graph.nodes[uid]["args"]) if len(users[t]) >= 2 and t not in avoid]
     if not slots:
-        return False
+        return set()
     uid, pos = rng.choice(slots)
     args = graph.nodes[uid]["args"]
+    # Another operator than the input it replaces: rewiring to a node just like the old input
+    # (the same block one repetition down) has no single right answer.
     choices = sorted(t for t in _descendants(graph, uid) if t not in args and graph.nodes[t]["node_kind"] == "Call"
-                     and "kind" not in graph.nodes[t].get("type", {}) and graph.op_name(t) is not None)
+                     and "kind" not in graph.nodes[t].get("type", {}) and graph.op_name(t) is not None
+                     and graph.op_name(t) != graph.op_name(args[pos]) and t not in avoid)
     if not choices:
-        return False
-    args[pos] = rng.choice(choices[-20:])  # a node not far below: the kind of rewiring passes do
-    return True
+        return set()
+    old, args[pos] = args[pos], rng.choice(choices[-20:])  # a node not far below, as passes rewire
+    return {uid, old, args[pos]}
 
 
 def _descendants(graph: Graph, uid: int) -> set:

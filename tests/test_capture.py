@@ -17,7 +17,6 @@ import tvm.relay.testing
 from tvm import relay
 
 from relayviz_instrument import RelayVizTrace, TraceIncompleteWarning, load_trace, to_relayviz
-from relayviz_instrument.capture import trace_build
 from relayviz_instrument.errors import RelayVizTraceError
 
 
@@ -341,6 +340,8 @@ def test_the_built_graph_is_the_last_snapshot(resnet18_traced):
     lib, trace = resnet18_traced
     last = trace.records[-1]
     assert last.name == "GraphExecutorCodegen" and last.ir == "graph_executor" and last.depth == 1
+    # Its input is the last Relay module (calls of the lowered kernels), never an empty module.
+    assert last.nodes_before > 0 and trace.snapshot(last.before)["functions"]
     graph = trace.snapshot(last.after)
     assert graph["ir"] == "graph_executor"
     import json

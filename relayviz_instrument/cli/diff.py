@@ -7,40 +7,34 @@ input that cannot be read.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Dict
-
+import sys
 import orjson
 from rich.console import Console
 
 from ..diff import diff
-from ..format import load
 from ..report import DiffView
+from ..serialize.graph_json import read_document
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     parser = sub.add_parser(
-        "diff", help="compare two RelayViz snapshots node by node",
-        description="Pair the nodes of two RelayViz documents (from one trace or from two) and "
-                    "print what was added, removed, changed and rewired, grouped into hunks. "
+        "diff", help="compare two snapshots node by node",
+        description="Pair the nodes of two RelayViz documents (from one trace or from two) or graph "
+                    "executor / NNVM graph JSON files (two builds of one model, say) and print what "
+                    "was added, removed, changed and rewired, grouped into hunks. "
                     "Exits with 0 when the graphs are the same, 1 when they differ.")
-    parser.add_argument("before", metavar="A.json", help="the earlier snapshot")
-    parser.add_argument("after", metavar="B.json", help="the later snapshot")
+    parser.add_argument("before", metavar="A.json", help="the earlier snapshot, or graph JSON")
+    parser.add_argument("after", metavar="B.json", help="the later snapshot, or graph JSON")
     parser.add_argument("--json", action="store_true",
                         help="print the diff as JSON (keys added, removed, changed, rewired, hunks, summary)")
     parser.set_defaults(func=run)
 
 
-def _load_side(path: str) -> Dict[str, Any]:
-    """One side of the comparison, as a validated RelayViz document."""
-    return load(path)
-
-
 def run(args: argparse.Namespace, console: Console) -> int:
-    before, after = _load_side(args.before), _load_side(args.after)
+    before, after = read_document(args.before), read_document(args.after)
     result = diff(before, after)
     if args.json:
-        console.print(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2).decode(),
-                      markup=False, highlight=False, soft_wrap=True)
+        sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
     else:
         console.print(DiffView(result, f"{args.before} → {args.after}",
                                [f"{result.nodes_before} → {result.nodes_after} nodes"]))

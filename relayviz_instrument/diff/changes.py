@@ -10,7 +10,7 @@ from .model import FieldChange, NodeInfo, NodeMatch
 from .signatures import Labels, compared_fields
 from .view import GraphView
 
-__all__ = ["compare_pairs", "field_changes", "describe", "type_text"]
+__all__ = ["compare_pairs", "field_changes", "describe", "type_text", "json_equal"]
 
 
 def compare_pairs(va: GraphView, vb: GraphView, la: Labels, lb: Labels,
@@ -41,7 +41,7 @@ def compare_pairs(va: GraphView, vb: GraphView, la: Labels, lb: Labels,
     return changed, rewired
 
 
-def _same(x: Any, y: Any) -> bool:
+def json_equal(x: Any, y: Any) -> bool:
     """JSON equality that keeps 1, 1.0 and true apart."""
     if x is y:
         return True
@@ -57,11 +57,11 @@ def field_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[
     out: List[FieldChange] = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name), after.get(name)
-        if _same(old, new):
+        if json_equal(old, new):
             continue
         if name == "attrs" and isinstance(old, dict) and isinstance(new, dict):
             for key in sorted(set(old) | set(new)):
-                if key not in old or key not in new or not _same(old[key], new[key]):
+                if key not in old or key not in new or not json_equal(old[key], new[key]):
                     out.append(FieldChange(f"attrs.{key}", old.get(key), new.get(key)))
         else:
             out.append(FieldChange(name, old, new))

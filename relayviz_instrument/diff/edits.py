@@ -14,9 +14,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from .changes import _same
+from ..format import labelled_references
+from .changes import json_equal
 from .model import GraphDiff
-from .view import _LIST, _MAP, _ONE, _REF_FIELDS
 
 __all__ = ["Edit", "EditScript", "edit_script", "apply_edits"]
 
@@ -54,7 +54,7 @@ def edit_script(before: Mapping[str, Any], after: Mapping[str, Any], result: Gra
         edits.append(Edit("remove", before=a))
     for a, b in sorted(mapping.items(), key=lambda item: item[1]):
         kept, target = _renumber(old_nodes[a], mapping), new_nodes[b]
-        fields = {k: v for k, v in target.items() if k not in kept or not _same(kept[k], v)}
+        fields = {k: v for k, v in target.items() if k not in kept or not json_equal(kept[k], v)}
         unset = tuple(k for k in kept if k not in target)
         if fields or unset:
             edits.append(Edit("update", before=a, after=b, fields=copy.deepcopy(fields), unset=unset))
@@ -62,7 +62,7 @@ def edit_script(before: Mapping[str, Any], after: Mapping[str, Any], result: Gra
         edits.append(Edit("add", after=b, fields=copy.deepcopy(new_nodes[b])))
     kept_root = _renumber_root(before, mapping)
     target_root = {k: v for k, v in after.items() if k != "nodes"}
-    fields = {k: v for k, v in target_root.items() if k not in kept_root or not _same(kept_root[k], v)}
+    fields = {k: v for k, v in target_root.items() if k not in kept_root or not json_equal(kept_root[k], v)}
     unset = tuple(k for k in kept_root if k not in target_root)
     if fields or unset:
         edits.append(Edit("root", fields=copy.deepcopy(fields), unset=unset))
@@ -99,16 +99,11 @@ def _renumber(node: Mapping[str, Any], mapping: Mapping[int, int]) -> Dict[str, 
     """A copy of ``node`` with its references renumbered; a reference to a node that is not
     kept becomes ``None`` (an ``update`` must set it)."""
     out = copy.deepcopy(dict(node))
-    for name, mode in _REF_FIELDS.get(node.get("node_kind"), ()):  # type: ignore[arg-type]
-        value = out.get(name)
-        if value is None:
-            continue
-        if mode == _ONE:
-            out[name] = mapping.get(value)
-        elif mode == _LIST:
-            out[name] = [mapping.get(t) for t in value]
-        elif mode == _MAP:
-            out[name] = {k: mapping.get(t) for k, t in value.items()}
+    for name, pos, target in labelled_references(node):
+        if pos is None:
+            out[name] = mapping.get(target)
+        else:
+            out[name][pos] = mapping.get(target)
     return out
 
 

@@ -122,6 +122,25 @@ def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2
         components.setdefault(find(offset + s), _Draft()).added.append(s)
     for a in changed:
         components.setdefault(find(a), _Draft()).changed.append(a)
+    # A removed region that fed what a new function now computes was replaced inside it
+    # (SimplifyInference then FuseOps, diffed in one go): it joins the wrapped hunk.
+    homes: Dict[int, _Draft] = dict(components)
+    wrapped_slots: Dict[Tuple[int, int], _Draft] = {}
+    for draft in drafts:
+        if draft.kind == "wrapped":
+            for s in draft.added:
+                for v, q in vb.users[s]:
+                    if b2a[v] >= 0:
+                        wrapped_slots.setdefault((b2a[v], -1 if vb.kind[v] in VARIADIC_KINDS else q), draft)
+    for root, draft in list(components.items()):
+        if draft.added or draft.changed:
+            continue
+        target = next((wrapped_slots[key] for r in draft.removed for u, p in va.users[r] if a2b[u] >= 0
+                       for key in [(u, -1 if va.kind[u] in VARIADIC_KINDS else p)] if key in wrapped_slots), None)
+        if target is not None:
+            target.removed.extend(draft.removed)
+            homes[root] = target
+            del components[root]
     region_of_a = {r: find(r) for r in removed}
     region_of_b = {s: find(offset + s) for s in added}
     for a in rewired:
@@ -133,7 +152,7 @@ def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2
             draft.border.append(a)
             drafts.append(draft)
         else:
-            components[home].border.append(a)
+            homes[home].border.append(a)
 
     matched_sigs = {la.signature[a] for a in range(va.size) if a2b[a] >= 0}
     for draft in components.values():
@@ -178,20 +197,15 @@ def _wrapped(view: GraphView, other: GraphView, partner: Sequence[int], taken: S
         shell = sorted({r for r in shell if partner[r] < 0 and r not in taken})
         draft = _Draft(kind)
         draft.function = f
+        draft.moved = inner if before_side else [partner[r] for r in inner]
         if before_side:
             draft.removed = shell
-            draft.moved = inner
-            taken_other.update(partner[r] for r in inner)
         else:
             draft.added = shell
-            draft.moved = [partner[r] for r in inner]
         taken.update(shell)
         taken.update(inner)
+        taken_other.update(partner[r] for r in inner)
         out.append(draft)
-    if not before_side:
-        # The moved pairs are before ranks; mark them taken on the before side too.
-        for draft in out:
-            taken_other.update(draft.moved)
     return out
 
 
@@ -236,7 +250,7 @@ def _names(view: GraphView, ranks: Iterable[int], calls_only: bool = False) -> s
     for r in sorted(ranks, key=lambda r: (view.kind[r] != "Call", view.position[r])):
         if calls_only and view.kind[r] != "Call":
             continue
-        name = describe(view, r).name
+        name = view.op_name(r) or view.kind[r]  # as describe() names it, without its types
         counts[name] = counts.get(name, 0) + 1
     parts = [name if n == 1 else f"{name}×{n}" for name, n in counts.items()]
     if len(parts) > _LABEL_NAMES:
@@ -261,6 +275,8 @@ def _finish(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int],
         inner = [a2b[a] for a in draft.moved]
         label = f"{_names(vb, inner, calls_only=True) or _names(vb, inner)} wrapped into " \
                 f"{_function_phrase(vb, draft.function)}"
+        if draft.removed:
+            label += f", replacing {_names(va, draft.removed)}"
     elif kind == "unwrapped":
         assert draft.function is not None
         label = f"{_names(va, draft.moved, calls_only=True) or _names(va, draft.moved)} unwrapped from " \

@@ -9,17 +9,24 @@ The matcher follows GumTree and XLA's hlo_diff, adapted to Relay's DAGs:
    everything below them. Signatures shared by several nodes on a side (the same constant
    in every batch norm, a block repeated in every stage) are deferred.
 3. **Propagation to a fixpoint.** From every pair, inputs are paired by position (by longest
-   common subsequence when their number differs, as in ``Tuple`` and ``concatenate``),
-   looking through up to two inserted or deleted nodes; users are paired by operator and
-   input position, and when several are possible, by how many of their other inputs are
-   already paired, only when one candidate is strictly best.
+   common subsequence when their number differs, as in ``Tuple`` and ``concatenate``), and
+   users by operator and input position. A candidate is taken only if no other candidate
+   (reading a partner of one of its inputs, or at the same input of a partner of one of its
+   users) agrees with it on as many paired inputs and users; equally good ones wait as a
+   group. Candidates that share only a slot, with no paired input in common, wait in a queue
+   tried when nothing surer is left, the most alike first. Then propagation looks through up
+   to two inserted or deleted nodes (a ``layout_transform``).
 4. **Residual signatures.** The nodes still unpaired are hashed again at tiers 3, 2, 1 and 0,
    where an input that is already paired counts as that pair: a unique residual signature
    pairs a node whose attributes, type or value changed between nodes that did not.
-5. **Ties.** Groups that no neighbour separates are paired in canonical order; then a
+5. **Bottom-up.** A node still unpaired is paired with the unpaired node of its label, above
+   the partners of the paired nodes below it, whose own paired nodes below agree best (Dice
+   similarity at least 0.5, strictly better than the next): this reaches a ``nn.relu`` that
+   sits between two replaced regions, with no paired input or user.
+6. **Ties.** Groups that no neighbour separates are paired in canonical order; then a
    removed node whose twin was paired takes the twin's place when more of the pair's users
    agree with it (so EliminateCommonSubexpr keeps the node most users already read).
-6. **Op nodes** follow their calls: an Op pairs with the Op that most of its paired calls use.
+7. **Op nodes** follow their calls: an Op pairs with the Op that most of its paired calls use.
 
 Nodes of different tier-0 labels (kind and operator) are never paired.
 """
@@ -42,6 +49,13 @@ _MAX_ALIGN = 256
 _LOOK_THROUGH = 2
 #: Rounds of re-seeding propagation from the pairs that still have unpaired neighbours.
 _ROUNDS = 4
+#: Bottom-up phase: levels walked down (up) from a node, nodes visited below (above) it, the
+#: least Dice similarity of paired nodes below to pair two nodes, and the visits allowed per node.
+_DEPTH = 6
+_BELOW = 64
+_ABOVE = 256
+_MIN_DICE = 0.5
+_BOTTOM_UP_BUDGET = 20
 
 
 def match(va: GraphView, vb: GraphView, la: Labels, lb: Labels) -> Tuple[List[int], List[int]]:
@@ -62,6 +76,8 @@ class _Matcher:
         self.new: List[int] = []
         self.reach = False  # whether propagation looks through inserted and deleted nodes
         self.weak: List[Tuple[int, int, int, int]] = []  # slot pairs without evidence, a heap
+        self.settled = {False: -1, True: -1}  # pair counts at which propagation reached a fixpoint
+        self.residual_done: Dict[int, int] = {}  # pair counts at which each residual tier ran
         self.sequence = 0
         self.deferred: List[Tuple[List[int], List[int]]] = []
 
@@ -74,6 +90,8 @@ class _Matcher:
         for tier in (3, 2, 1, 0):
             self.residual(tier)
             self.settle()
+        self.bottom_up()
+        self.settle()
         for strict in (True, False):
             self.resolve_deferred(strict)
             self.settle()
@@ -160,9 +178,12 @@ class _Matcher:
             self.propagate()
             for _ in range(_ROUNDS):
                 count = self.paired_count()
+                if self.settled[reach] == count:
+                    break  # the frontier was propagated from this very state already
                 self.new = self.frontier()
                 self.propagate()
                 if self.paired_count() == count:
+                    self.settled[reach] = count
                     break
         self.reach = False
 
@@ -203,17 +224,20 @@ class _Matcher:
     def match_inputs(self, a: int, b: int) -> None:
         va, vb, a2b, b2a = self.va, self.vb, self.a2b, self.b2a
         xs, ys = va.inputs[a], vb.inputs[b]
+        if len(xs) == 1 and len(ys) == 1 and (a2b[xs[0]] >= 0 or b2a[ys[0]] >= 0):
+            return  # the common case: a unary node whose input is paired already
         pairs: Sequence[Tuple[int, int]]
         if len(xs) == len(ys):
-            pairs = list(zip(xs, ys))
+            pairs = zip(xs, ys)  # type: ignore[assignment]
         else:
             pairs = self.align(xs, ys)
         if va.kind[a] == "Function":
             pairs = list(pairs) + list(zip(va.refs[a][1:], vb.refs[b][1:]))
+        l0a, l0b = self.l0a, self.l0b
         for x, y in pairs:
             if a2b[x] >= 0 or b2a[y] >= 0:
                 continue
-            if self.l0a[x] != self.l0b[y]:
+            if l0a[x] != l0b[y]:
                 if self.reach:
                     self.look_through(x, y)
             elif self.evidence(x, y):
@@ -233,34 +257,67 @@ class _Matcher:
 
     def better_elsewhere(self, a: int, b: int) -> bool:
         """Whether ``a`` or ``b`` has an unpaired candidate (same label, reading a partner of one
-        of its inputs) that agrees with it on more inputs than they agree with each other."""
+        of its inputs, or at the same input of a partner of one of its users) that agrees with
+        it on as many paired inputs and users as they agree with each other, or more. Equally
+        good candidates make a group for later, when more of their neighbours are paired (or,
+        at the end, for the tie-break)."""
         va, vb, a2b, b2a, l0a, l0b = self.va, self.vb, self.a2b, self.b2a, self.l0a, self.l0b
         ins_a = va.inputs[a]
-        agree = self.agreeing_inputs(a, b)
-        if agree == len(ins_a):
-            return False
+        agree = self.agreement(a, b)
         label = l0a[a]
+        rivals_a: List[int] = []
+        rivals_b: List[int] = []
         for x in ins_a:
             y = a2b[x]
-            if y < 0:
+            if y < 0 or len(vb.users[y]) > _MAX_GROUP:
                 continue
-            users = vb.users[y]
-            if len(users) > _MAX_GROUP:
-                continue
-            for v, _ in users:
-                if v != b and b2a[v] < 0 and l0b[v] == label and self.agreeing_inputs(a, v) > agree:
-                    return True
+            for v, _ in vb.users[y]:
+                if v != b and b2a[v] < 0 and l0b[v] == label and v not in rivals_b:
+                    score = self.agreement(a, v)
+                    if score > agree:
+                        return True
+                    if score == agree:
+                        rivals_b.append(v)
         for y in vb.inputs[b]:
             x = b2a[y]
-            if x < 0:
+            if x < 0 or len(va.users[x]) > _MAX_GROUP:
                 continue
-            users = va.users[x]
-            if len(users) > _MAX_GROUP:
-                continue
-            for u, _ in users:
-                if u != a and a2b[u] < 0 and l0a[u] == label and self.agreeing_inputs(u, b) > agree:
-                    return True
+            for u, _ in va.users[x]:
+                if u != a and a2b[u] < 0 and l0a[u] == label and u not in rivals_a:
+                    score = self.agreement(u, b)
+                    if score > agree:
+                        return True
+                    if score == agree:
+                        rivals_a.append(u)
+        # ... and the nodes at the same input of the partners of their users
+        for u, p in va.users[a]:
+            v = a2b[u]
+            if v >= 0 and p < len(vb.inputs[v]):
+                w = vb.inputs[v][p]
+                if w != b and b2a[w] < 0 and l0b[w] == label and w not in rivals_b:
+                    score = self.agreement(a, w)
+                    if score > agree:
+                        return True
+                    if score == agree:
+                        rivals_b.append(w)
+        for v, q in vb.users[b]:
+            u = b2a[v]
+            if u >= 0 and q < len(va.inputs[u]):
+                w = va.inputs[u][q]
+                if w != a and a2b[w] < 0 and l0a[w] == label and w not in rivals_a:
+                    score = self.agreement(w, b)
+                    if score > agree:
+                        return True
+                    if score == agree:
+                        rivals_a.append(w)
+        if rivals_a or rivals_b:
+            self.deferred.append(([a] + rivals_a, [b] + rivals_b))
+            return True
         return False
+
+    def agreement(self, a: int, b: int) -> int:
+        """Paired inputs and users that ``a`` and ``b`` have in common."""
+        return self.agreeing_inputs(a, b) + self.agreeing_users(a, b)
 
     def align(self, xs: Sequence[int], ys: Sequence[int]) -> List[Tuple[int, int]]:
         """Pairs of an order-preserving alignment of two input lists (longest common subsequence)."""
@@ -328,9 +385,9 @@ class _Matcher:
         return None
 
     def plausible(self, a: int, b: int, depth: int) -> bool:
-        if self.evidence(a, b):
-            return True
-        return depth == 1 and bool(self.va.inputs[a]) and not self.better_elsewhere(a, b)
+        if self.better_elsewhere(a, b):  # (twins reading the same input are no evidence)
+            return False
+        return self.evidence(a, b) or (depth == 1 and bool(self.va.inputs[a]))
 
     def evidence(self, a: int, b: int) -> bool:
         return self.la.signature[a] == self.lb.signature[b] or self.agreeing_inputs(a, b) > 0
@@ -343,27 +400,50 @@ class _Matcher:
     def agreeing_inputs(self, a: int, b: int) -> int:
         a2b = self.a2b
         xs, ys = self.va.inputs[a], self.vb.inputs[b]
+        count = 0
         if len(xs) == len(ys):
-            return sum(1 for x, y in zip(xs, ys) if a2b[x] == y and y >= 0)
+            for x, y in zip(xs, ys):
+                if a2b[x] == y:
+                    count += 1
+            return count
         yset = set(ys)
-        return sum(1 for x in xs if a2b[x] >= 0 and a2b[x] in yset)
+        for x in xs:
+            if a2b[x] in yset:
+                count += 1
+        return count
 
     # -- propagation along users ---------------------------------------------------------------
 
     def match_users(self, a: int, b: int) -> None:
         va, vb, a2b, b2a = self.va, self.vb, self.a2b, self.b2a
-        ua = [(u, p) for u, p in va.users[a] if a2b[u] < 0]
-        if not ua:
-            return
+        users = va.users[a]
+        l0a, l0b = self.l0a, self.l0b
+        if len(users) == 1:  # the common case, kept cheap
+            u, p = users[0]
+            if a2b[u] >= 0:
+                return
+            theirs = vb.users[b]
+            if len(theirs) == 1:
+                v, q = theirs[0]
+                if b2a[v] >= 0:
+                    return
+                if l0a[u] == l0b[v] and (p == q or va.kind[u] in VARIADIC_KINDS):
+                    self.pair_user(u, v)
+                elif self.reach:
+                    self.look_above(users, theirs)
+                return
+            ua = users
+        else:
+            ua = [(u, p) for u, p in users if a2b[u] < 0]
+            if not ua:
+                return
         ub = [(u, p) for u, p in vb.users[b] if b2a[u] < 0]
         if not ub:
             return
-        l0a, l0b = self.l0a, self.l0b
-        if len(ua) == 1 and len(ub) == 1:  # the common case, without the grouping
+        if len(ua) == 1 and len(ub) == 1:  # without the grouping
             (u, p), (v, q) = ua[0], ub[0]
             if l0a[u] == l0b[v] and (p == q or va.kind[u] in VARIADIC_KINDS):
-                if not self.better_elsewhere(u, v):
-                    self.pair(u, v)
+                self.pair_user(u, v)
             elif self.reach:
                 self.look_above(ua, ub)
             return
@@ -382,12 +462,24 @@ class _Matcher:
             if not vs:
                 continue
             if len(us) == 1 and len(vs) == 1:
-                if not self.better_elsewhere(us[0], vs[0]):
-                    self.pair(us[0], vs[0])
+                self.pair_user(us[0], vs[0])
             elif len(us) * len(vs) <= _MAX_GROUP * _MAX_GROUP // 16:
                 self.pair_best(us, vs, strict=True)
         if self.reach:
             self.look_above(ua, ub)
+
+    def pair_user(self, u: int, v: int) -> None:
+        """Two users, the only candidates for each other, of one pair at the same input. If one
+        of their other inputs contradicts them (paired elsewhere, or of another operator), the
+        pair waits in the queue: a rewired input elsewhere can make another user look alike
+        here until more around them is paired."""
+        a2b, b2a, l0a, l0b = self.a2b, self.b2a, self.l0a, self.l0b
+        xs, ys = self.va.inputs[u], self.vb.inputs[v]
+        if len(xs) == len(ys) and all(a2b[x] == y or (a2b[x] < 0 and b2a[y] < 0 and l0a[x] == l0b[y])
+                                      for x, y in zip(xs, ys)):
+            self.pair(u, v)
+        else:
+            self.propose(u, v)
 
     def look_above(self, ua: List[Tuple[int, int]], ub: List[Tuple[int, int]]) -> None:
         """Users still unpaired may sit one inserted (deleted) single-input node higher up.
@@ -425,9 +517,10 @@ class _Matcher:
                 if b2a[v] >= 0:
                     break
 
-    def score(self, a: int, b: int) -> Tuple[int, int, int, int]:
+    def score(self, a: int, b: int) -> Tuple[int, int, int, int, int]:
         la, lb = self.la, self.lb
-        return (int(la.signature[a] == lb.signature[b]), self.agreeing_inputs(a, b) + self.agreeing_users(a, b),
+        return (int(la.signature[a] == lb.signature[b]), self.agreement(a, b),
+                int(self.va.height[a] == self.vb.height[b]),
                 int(la.tiers[2][a] == lb.tiers[2][b]), int(la.tiers[1][a] == lb.tiers[1][b]))
 
     def agreeing_users(self, a: int, b: int) -> int:
@@ -436,8 +529,10 @@ class _Matcher:
         return sum(1 for u, p in self.va.users[a] if a2b[u] >= 0 and (a2b[u], p) in users_b)
 
     def pair_best(self, us: List[int], vs: List[int], strict: bool) -> None:
-        """Pair the candidates of one group by score: each pair must be strictly the best for
-        both of its nodes (``strict``), or else the first best in canonical order."""
+        """Pair the candidates of one group by score (equal signatures, then paired neighbours
+        that agree, then equal heights, types and attributes). A pair must be strictly the best for both
+        of its nodes (``strict``), or else the first best in canonical order; nodes that share
+        nothing but their label stay unpaired."""
         us = [u for u in us if self.a2b[u] < 0]
         vs = [v for v in vs if self.b2a[v] < 0]
         if not us or not vs:
@@ -466,6 +561,10 @@ class _Matcher:
     # -- residual signatures, deferred groups, twins, ops --------------------------------------
 
     def residual(self, tier: int) -> None:
+        count = self.paired_count()
+        if self.residual_done.get(tier) == count:
+            return  # nothing was paired since this tier's groups were last looked at
+        self.residual_done[tier] = count
         table: Dict[object, int] = {}
         ra = residual_signatures(self.va, self.la.tiers[tier], self.a2b, True, table, self.open_a)
         rb = residual_signatures(self.vb, self.lb.tiers[tier], self.b2a, False, table, self.open_b)
@@ -498,6 +597,31 @@ class _Matcher:
                 if self.a2b[i] < 0 and self.b2a[j] < 0 and ra.get(i) == rb.get(j):
                     stack.append((i, j))
 
+    def bottom_up(self) -> None:
+        """Pair a node whose neighbours all changed by what it computes from: the paired nodes
+        below it (GumTree's bottom-up phase, in hlo_diff's limited form). A ``nn.relu`` between
+        two batch norms that SimplifyInference expanded has no paired input or user, but the
+        convolution and the four statistics below it are paired on both sides."""
+        va, vb, a2b, b2a, l0a = self.va, self.vb, self.a2b, self.b2a, self.l0a
+        budget = _BOTTOM_UP_BUDGET * (va.size + vb.size)
+        for a in sorted(self.open_a, key=va.position.__getitem__):  # inputs before users
+            if a2b[a] >= 0 or not va.inputs[a] or budget <= 0:
+                continue
+            below = {a2b[x] for x in _paired_below(va, a, a2b)}
+            budget -= _BELOW
+            if len(below) < 2:
+                continue
+            candidates = _unpaired_above(vb, below, b2a, self.l0b, l0a[a])
+            budget -= _ABOVE
+            scored = []
+            for c in candidates:
+                theirs = _paired_below(vb, c, b2a)
+                scored.append((2 * len(below & theirs) / (len(below) + len(theirs)), c))
+            budget -= _BELOW * len(candidates)
+            scored.sort(key=lambda sc: (-sc[0], vb.position[sc[1]]))
+            if scored and scored[0][0] >= _MIN_DICE and (len(scored) == 1 or scored[1][0] < scored[0][0]):
+                self.pair(a, scored[0][1])
+
     def resolve_deferred(self, strict: bool) -> None:
         deferred, self.deferred = self.deferred, []
         seen = set()
@@ -514,6 +638,7 @@ class _Matcher:
             self.deferred = []
 
     def pair_in_order(self, us: List[int], vs: List[int]) -> None:
+        """Break the ties of a group in canonical order (a group too large to score: by position)."""
         us = [u for u in us if self.a2b[u] < 0]
         vs = [v for v in vs if self.b2a[v] < 0]
         if len(us) * len(vs) <= _MAX_GROUP * _MAX_GROUP:
@@ -526,7 +651,7 @@ class _Matcher:
     def swap_twins(self) -> None:
         """Give a pair to the unpaired twin (same signature) that more of its users agree with."""
         for side_a in (True, False):
-            sig, other_sig = (self.la.signature, self.lb.signature) if side_a else (self.lb.signature, self.la.signature)
+            sig = self.la.signature if side_a else self.lb.signature
             mine = self.a2b if side_a else self.b2a
             view = self.va if side_a else self.vb
             paired_by_sig: Dict[int, List[int]] = {}
@@ -591,6 +716,47 @@ class _Matcher:
                 members = left_a.get(self.lb.tiers[3][b])
                 if members:
                     self.pair(members.pop(0), b)
+
+
+def _paired_below(view: GraphView, start: int, partner: Sequence[int]) -> set:
+    """The paired nodes first met going down from ``start`` through unpaired ones (bounded)."""
+    found = set()
+    seen = {start}
+    level = [start]
+    for _ in range(_DEPTH):
+        nxt = []
+        for r in level:
+            for i in view.inputs[r]:
+                if i in seen:
+                    continue
+                seen.add(i)
+                if partner[i] >= 0:
+                    found.add(i)
+                elif len(seen) < _BELOW:
+                    nxt.append(i)
+        level = nxt
+    return found
+
+
+def _unpaired_above(view: GraphView, starts: set, partner: Sequence[int], labels: Sequence[int],
+                    label: int) -> List[int]:
+    """Unpaired nodes of ``label`` reached going up from ``starts`` through unpaired nodes (bounded)."""
+    found = []
+    seen = set(starts)
+    level = sorted(starts)
+    for _ in range(_DEPTH):
+        nxt = []
+        for r in level:
+            for u, _ in view.users[r]:
+                if u in seen or partner[u] >= 0:
+                    continue
+                seen.add(u)
+                if labels[u] == label:
+                    found.append(u)
+                if len(seen) < _ABOVE:
+                    nxt.append(u)
+        level = nxt
+    return found
 
 
 def _unique_by(ranks: Sequence[int], key) -> Dict[object, int]:

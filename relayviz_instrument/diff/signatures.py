@@ -21,6 +21,7 @@ from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Seque
 
 import orjson
 
+from ..format import reference_field_names
 from .view import GraphView
 
 __all__ = ["SignatureTable", "Labels", "FIELD_TIERS", "compared_fields", "residual_signatures"]
@@ -36,24 +37,13 @@ FIELD_TIERS: Mapping[str, int] = {
 _NAMING_FIELDS: Mapping[str, Tuple[str, ...]] = {
     "Op": ("name",), "GlobalVar": ("name",), "Constructor": ("adt", "name"), "Opaque": ("type_key",),
 }
-_REF_NAMES: Mapping[str, frozenset] = {}
-
-
-def _ref_names(kind: str) -> frozenset:
-    names = _REF_NAMES.get(kind)
-    if names is None:
-        from .view import _REF_FIELDS
-
-        names = frozenset(name for name, _ in _REF_FIELDS.get(kind, ()))
-        _REF_NAMES[kind] = names  # type: ignore[index]
-    return names
 
 
 def compared_fields(view: GraphView, r: int) -> Dict[str, Any]:
     """The fields a diff compares for node ``r``: its non-reference fields, and for a call of an
     Op the Op's attributes (as ``attrs``)."""
     node = view.nodes[r]
-    skip = _ref_names(view.kind[r])
+    skip = reference_field_names(view.kind[r])
     out = {k: v for k, v in node.items() if k not in skip and k != "node_kind"}
     op = view.op_of[r]
     if op >= 0:
@@ -85,7 +75,7 @@ class SignatureTable:
 
     def __init__(self) -> None:
         self.labels: List[Dict[Hashable, int]] = [{}, {}, {}, {}]
-        self.structures: Dict[Tuple[int, Tuple[int, ...]], int] = {}
+        self.structures: Dict[Tuple[int, Any], int] = {}
         #: The four label codes of each raw label key seen so far (calls of one operator share them).
         self.combined: Dict[Hashable, Tuple[int, int, int, int]] = {}
 
@@ -95,6 +85,18 @@ class SignatureTable:
         if found is None:
             found = table[key] = len(table)
         return found
+
+    def codes(self, raw: Tuple[Any, Any, Any, Any]) -> Tuple[int, int, int, int]:
+        """The four tier codes of a raw label ``(kind and op, attrs, type, value)``, each tier
+        refining the one before."""
+        codes = self.combined.get(raw)
+        if codes is None:
+            intern = self.intern
+            c0 = intern(0, raw[0])
+            c1 = intern(1, (c0, raw[1]))
+            c2 = intern(2, (c1, raw[2]))
+            codes = self.combined[raw] = (c0, c1, c2, intern(3, (c2, raw[3])))
+        return codes
 
 
 class Labels:
@@ -107,14 +109,24 @@ class Labels:
         l1: List[int] = [0] * n
         l2: List[int] = [0] * n
         l3: List[int] = [0] * n
-        intern, combined = table.intern, table.combined
+        codes_of = table.codes
         kind, nodes, op_of = view.kind, view.nodes, view.op_of
         op_key: Dict[int, Tuple[str, Hashable]] = {}
+        # Codes of (Op node, tensor type) pairs: calls of one operator on one shape are many.
+        op_codes: Dict[Tuple[int, str, Tuple[Any, ...]], Tuple[int, int, int, int]] = {}
         for r in range(n):
             node = nodes[r]
             op = op_of[r]
             if op >= 0:
                 # A call of an Op: the hot path. Its Op gives the name and attributes.
+                ty = node.get("type")
+                plain = len(node) == 4 and ty is not None and len(ty) == 2 and "shape" in ty and "dtype" in ty
+                if plain:
+                    short = (op, ty["dtype"], tuple(ty["shape"]))
+                    codes = op_codes.get(short)
+                    if codes is not None:
+                        l0[r], l1[r], l2[r], l3[r] = codes
+                        continue
                 key = op_key.get(op)
                 if key is None:
                     opnode = nodes[op]
@@ -123,25 +135,29 @@ class Labels:
                 if len(node) > 3 + ("type" in node):  # fields beyond node_kind, op, args, type
                     extra = _freeze({f: v for f, v in node.items()
                                      if f not in ("node_kind", "op", "args", "type")})
-                ty = node.get("type")
                 if ty is None:
                     tkey: Hashable = None
-                elif len(ty) == 2 and "shape" in ty and "dtype" in ty:  # a tensor type, inlined
-                    tkey = (ty["dtype"], tuple(ty["shape"]))
+                elif plain:
+                    tkey = short[1:]
                 else:
                     tkey = _freeze(ty)
-                raw = (key[0], (key[1], extra), tkey, None)
+                codes = codes_of((key[0], (key[1], extra), tkey, None))
+                if plain:
+                    op_codes[short] = codes
+                l0[r], l1[r], l2[r], l3[r] = codes
+                continue
             else:
-                raw = _leaf_key(node) if kind[r] in ("Var", "Const") else None
+                k = kind[r]
+                raw = None
+                if k == "Var" or k == "Const":
+                    raw = _leaf_key(node)
+                elif k == "TupleGetItem" and len(node) == 4:  # node_kind, tuple_value, index, type
+                    ty = node.get("type")
+                    if ty is not None and len(ty) == 2 and "shape" in ty and "dtype" in ty:
+                        raw = (k, (("index", node["index"]),), (ty["dtype"], tuple(ty["shape"])), None)
                 if raw is None:
-                    raw = _generic_key(kind[r], node)
-            codes = combined.get(raw)
-            if codes is None:
-                c0 = intern(0, raw[0])
-                c1 = intern(1, (c0, raw[1]))
-                c2 = intern(2, (c1, raw[2]))
-                codes = combined[raw] = (c0, c1, c2, intern(3, (c2, raw[3])))
-            l0[r], l1[r], l2[r], l3[r] = codes
+                    raw = _generic_key(k, node)
+            l0[r], l1[r], l2[r], l3[r] = codes_of(raw)
         self.tiers: Tuple[List[int], List[int], List[int], List[int]] = (l0, l1, l2, l3)
 
         # Tier-3 signatures of every node, inputs first.
@@ -149,7 +165,9 @@ class Labels:
         sig = [0] * n
         inputs = view.inputs
         for r in view.topo:
-            key2 = (l3[r], tuple([sig[i] for i in inputs[r]]))
+            ins = inputs[r]
+            # One input (most nodes) keys by the int itself: an int never equals a tuple.
+            key2 = (l3[r], sig[ins[0]] if len(ins) == 1 else tuple([sig[i] for i in ins]))
             found = structures.get(key2)
             if found is None:
                 found = structures[key2] = len(structures)
@@ -183,7 +201,7 @@ def _leaf_key(node: Mapping[str, Any]) -> Optional[Tuple[Hashable, Hashable, Has
 
 
 def _generic_key(kind: str, node: Mapping[str, Any]) -> Tuple[Hashable, Hashable, Hashable, Hashable]:
-    skip = _ref_names(kind)
+    skip = reference_field_names(kind)
     naming = _NAMING_FIELDS.get(kind, ())
     t0: Any = kind if not naming else (kind,) + tuple(str(node.get(f)) for f in naming)
     parts: List[List[Tuple[str, Hashable]]] = [[], [], [], []]
@@ -202,8 +220,8 @@ def residual_signatures(view: GraphView, labels: Sequence[int], partner: Sequenc
     """Signatures of the ``unpaired`` nodes at one label tier, where a paired input counts as
     its pair (numbered by its before-side rank) rather than as its sub-graph.
 
-    Two unmatched nodes with equal residual signatures have equal labels and inputs that are
-    pairwise either the same matched pair or unmatched with equal residual signatures.
+    Two unpaired nodes with equal residual signatures have equal labels and inputs that are
+    pairwise either the same pair or unpaired with equal residual signatures.
     """
     out: Dict[int, int] = {}
     inputs = view.inputs

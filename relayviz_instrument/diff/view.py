@@ -22,38 +22,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import orjson
 
-from ..format import NODE_KINDS, FieldKind
+from ..format import reference_field_names, references
 
-__all__ = ["GraphView", "literal_references"]
+__all__ = ["GraphView", "VARIADIC_KINDS"]
 
-_ONE, _LIST, _MAP = 0, 1, 2
-_MODES = {FieldKind.REF: _ONE, FieldKind.REFS: _LIST, FieldKind.REF_MAP: _MAP}
-#: The reference fields of each kind, read once from the document model: ``references()``
-#: rebuilds them for every node, which is most of the cost of a 50k-node view.
-_REF_FIELDS: Mapping[str, Tuple[Tuple[str, int], ...]] = {
-    name: tuple((f.name, _MODES[f.kind]) for f in spec.reference_fields)
-    for name, spec in NODE_KINDS.items()
-}
 #: Kinds whose inputs are a list whose length varies: aligned by content, not position.
 VARIADIC_KINDS = frozenset({"Tuple", "Function", "PatternTuple", "PatternConstructor", "Match"})
-
-
-def literal_references(node: Mapping[str, Any]) -> List[int]:
-    """The node ids ``node`` refers to, in the order of :func:`relayviz_instrument.format.references`."""
-    kind = node.get("node_kind")
-    fields = _REF_FIELDS.get(kind, ()) if isinstance(kind, str) else ()
-    out: List[int] = []
-    for name, mode in fields:
-        value = node.get(name)
-        if value is None:
-            continue
-        if mode == _ONE:
-            out.append(value)
-        elif mode == _LIST:
-            out.extend(value)
-        else:
-            out.extend(value[k] for k in sorted(value))
-    return out
 
 
 class GraphView:
@@ -63,15 +37,14 @@ class GraphView:
     the node's id in the document and ``rank_of[id]`` the reverse.
     """
 
-    def __init__(self, doc: Mapping[str, Any], *, inline: bool = True) -> None:
+    def __init__(self, doc: Mapping[str, Any]) -> None:
         raw_nodes: Sequence[Dict[str, Any]] = doc["nodes"]
-        raw_refs = [literal_references(node) for node in raw_nodes]
+        raw_refs = [references(node) for node in raw_nodes]
         functions = doc.get("functions") or {}
         starts = [functions[name] for name in sorted(functions)]
         if doc.get("root") is not None:
             starts.append(doc["root"])
         order = _canonical_order(raw_nodes, raw_refs, starts)
-        self.doc = doc
         self.size = len(order)
         self.doc_id: List[int] = order
         if order == list(range(self.size)):
@@ -97,15 +70,16 @@ class GraphView:
         #: For a call of an Op, the Op node's rank; -1 for every other node.
         self.op_of: List[int] = [-1] * self.size
         kind, refs, op_of = self.kind, self.refs, self.op_of
-        for r in range(self.size):
-            if kind[r] == "Call" and refs[r] and kind[refs[r][0]] == "Op":
-                op_of[r] = refs[r][0]
+        for r, k in enumerate(kind):
+            if k == "Call":
+                callee = refs[r][0]
+                if kind[callee] == "Op":
+                    op_of[r] = callee
 
         #: Inlined functions: function rank -> its only call's rank.
         self.inlined: Dict[int, int] = {}
         self.canon: List[int] = list(range(self.size))
-        if inline:
-            self._inline()
+        self._inline()
         self.inputs, self.users, self.topo = self._inputs()
         if self.topo is None:  # inlining made a cycle (a malformed program): match literally
             self.inlined = {}
@@ -113,20 +87,27 @@ class GraphView:
             self.inputs, self.users, self.topo = self._inputs()
             assert self.topo is not None, "a validated document has no reference cycle"
         #: Each node's place in ``topo``: inputs come before users, through inlined functions too.
-        self.position = [0] * self.size
-        for i, r in enumerate(self.topo):
-            self.position[r] = i
+        if self.inlined:
+            self.position = [0] * self.size
+            for i, r in enumerate(self.topo):
+                self.position[r] = i
+        else:
+            self.position = self.topo  # the identity: the canonical order is topological
         self.height = [0] * self.size
         height, inputs = self.height, self.inputs
         for r in self.topo:
             ins = inputs[r]
-            if ins:
-                height[r] = 1 + max(height[i] for i in ins)
+            if len(ins) == 1:
+                height[r] = 1 + height[ins[0]]
+            elif ins:
+                height[r] = 1 + max([height[i] for i in ins])
 
     # -- inlining -----------------------------------------------------------------------------
 
     def _inline(self) -> None:
         kind, refs, nodes = self.kind, self.refs, self.nodes
+        if sum(1 for k in kind if k == "Function") <= len(self.roots):
+            return  # no function but the global ones
         uses = [0] * self.size
         for r in range(self.size):
             for t in refs[r]:
@@ -190,14 +171,17 @@ class GraphView:
 
     def _inputs(self) -> Tuple[List[List[int]], List[List[Tuple[int, int]]], Optional[List[int]]]:
         canon, refs, op_of = self.canon, self.refs, self.op_of
-        inputs: List[List[int]] = []
-        for r in range(self.size):
-            rr = refs[r][1:] if op_of[r] >= 0 else refs[r]
-            inputs.append([canon[t] for t in rr])
+        if self.inlined:
+            inputs = [[canon[t] for t in (refs[r][1:] if op_of[r] >= 0 else refs[r])] for r in range(self.size)]
+        else:  # inputs are the references themselves (shared, never modified), less a call's Op
+            inputs = [refs[r][1:] if op_of[r] >= 0 else refs[r] for r in range(self.size)]
         users: List[List[Tuple[int, int]]] = [[] for _ in range(self.size)]
-        for r in range(self.size):
-            for pos, t in enumerate(inputs[r]):
-                users[t].append((r, pos))
+        for r, ins in enumerate(inputs):
+            if len(ins) == 1:
+                users[ins[0]].append((r, 0))
+            else:
+                for pos, t in enumerate(ins):
+                    users[t].append((r, pos))
         if not self.inlined:
             return inputs, users, list(range(self.size))  # the canonical order is topological
         return inputs, users, _topological(inputs)
@@ -265,7 +249,7 @@ def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], 
 
 
 def _without_refs(node: Mapping[str, Any]) -> Dict[str, Any]:
-    names = {name for name, _ in _REF_FIELDS.get(node.get("node_kind"), ())}  # type: ignore[arg-type]
+    names = reference_field_names(node.get("node_kind"))  # type: ignore[arg-type]
     return {k: v for k, v in node.items() if k not in names}
 
 

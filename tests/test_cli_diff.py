@@ -1,0 +1,82 @@
+"""``relayviz diff A.json B.json [--json]`` on snapshots of a real model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from relayviz_instrument import dumps
+from relayviz_instrument.cli import main
+
+
+@pytest.fixture
+def snapshots(mlp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``a.json``: the MLP of tvm.relay.testing; ``b.json``: it after FuseOps. In the cwd."""
+    from tvm import relay
+
+    mod, _ = mlp
+    mod = relay.transform.InferType()(mod)
+    (tmp_path / "a.json").write_bytes(dumps(mod))
+    (tmp_path / "b.json").write_bytes(dumps(relay.transform.FuseOps(fuse_opt_level=2)(mod)))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_diff_prints_hunks_and_exits_1_when_different(snapshots: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["diff", "a.json", "b.json"]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "a.json → b.json  25 → 46 nodes  +21 −0 ~0"
+    assert "├── wrapped  nn.batch_flatten wrapped into a primitive Function" in lines
+    assert "├── wrapped ×2  nn.dense+nn.bias_add+nn.relu wrapped into a primitive Function" in lines
+    assert lines[-1].startswith("    └── ")
+
+
+def test_diff_json_for_scripts(snapshots: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["diff", "a.json", "b.json", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"added", "removed", "changed", "rewired", "hunks", "summary"}
+    assert {k: out["summary"][k] for k in ("added", "removed", "changed", "rewired", "unchanged")} == {
+        "added": 21, "removed": 0, "changed": 0, "rewired": 0, "unchanged": 25}
+    assert len(out["added"]) == 21 and out["removed"] == []
+    assert [h["kind"] for h in out["hunks"]] == ["wrapped"] * 5
+
+
+def test_same_snapshot_exits_0(snapshots: Path, capsys: pytest.CaptureFixture) -> None:
+    (snapshots / "copy.json").write_bytes((snapshots / "a.json").read_bytes())
+    assert main(["diff", "a.json", "copy.json"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["a.json → copy.json  25 → 25 nodes  +0 −0 ~0",
+                                                    "└── no differences"]
+
+
+def test_unreadable_input_is_one_line_and_status_2(snapshots: Path, capsys: pytest.CaptureFixture) -> None:
+    (snapshots / "broken.json").write_text('{"format": "relayviz", "version": [1, 1], "nodes": [{}]}')
+    assert main(["diff", "a.json", "broken.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("error: broken.json, node 0, field 'node_kind': missing or non-string 'node_kind'")
+
+
+def test_diff_of_two_builds_as_graph_json(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Two builds of one model at different opt levels: the executor graphs, compared."""
+    import tvm
+    import tvm.relay.testing
+    from tvm import relay
+
+    mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    graphs = {}
+    for level in (0, 3):
+        with tvm.transform.PassContext(opt_level=level):
+            graphs[level] = json.loads(relay.build(mod, target="llvm", params=params).get_graph_json())
+        (tmp_path / f"O{level}.json").write_text(json.dumps(graphs[level]))
+    assert main(["diff", str(tmp_path / "O0.json"), str(tmp_path / "O3.json"), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    kernels = {level: sorted(n["attrs"]["func_name"] for n in g["nodes"] if n["op"] == "tvm_op")
+               for level, g in graphs.items()}
+    assert kernels[0] != kernels[3]
+    assert out["summary"]["ops"], "the operator deltas name the kernels that differ"
+    changed_names = set(out["summary"]["ops"])
+    assert changed_names <= set(kernels[0]) | set(kernels[3])
+    assert main(["diff", str(tmp_path / "O3.json"), str(tmp_path / "O3.json")]) == 0

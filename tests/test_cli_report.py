@@ -1,0 +1,103 @@
+"""``relayviz report TRACE`` on a trace of real passes over ResNet-18."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+
+from relayviz_instrument.cli import main
+from relayviz_instrument.store import load_trace
+
+
+@pytest.fixture(scope="module")
+def trace_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SimplifyInference then FuseOps on ResNet-18 (32x32), traced by RelayVizTrace."""
+    import tvm
+    import tvm.relay.testing
+    from tvm import relay
+
+    from relayviz_instrument.capture import RelayVizTrace
+
+    mod, _ = tvm.relay.testing.resnet.get_workload(num_layers=18, image_shape=(3, 32, 32))
+    path = tmp_path_factory.mktemp("report") / "trace"
+    passes = tvm.transform.Sequential([relay.transform.SimplifyInference(), relay.transform.FuseOps(2)])
+    with tvm.transform.PassContext(opt_level=3, instruments=[RelayVizTrace(path)]):
+        passes(mod)
+    return path
+
+
+def batch_norms(doc: Dict[str, Any]) -> int:
+    nodes = doc["nodes"]
+    return sum(1 for n in nodes if n["node_kind"] == "Call" and nodes[n["op"]].get("name") == "nn.batch_norm")
+
+
+def sections(out: str) -> Dict[str, str]:
+    """The report's text per pass, keyed by its header's first word (``name#index``)."""
+    found: Dict[str, str] = {}
+    key = None
+    for line in out.splitlines():
+        head = re.match(r"(\S+)  #(\d+)  depth", line)
+        if head:
+            key = f"{head.group(1)}#{head.group(2)}"
+            found[key] = ""
+        elif line.startswith("operator calls"):
+            key = "table"
+            found[key] = ""
+        if key:
+            found[key] += line + "\n"
+    return found
+
+
+def test_report_prints_each_changed_pass_and_the_operator_table(trace_dir: Path, capsys) -> None:
+    trace = load_trace(trace_dir)
+    changed = [r for r in trace.records if r.changed]
+    simplify = next(r for r in changed if r.name == "SimplifyInference")
+    norms = batch_norms(trace.snapshot(simplify.before))
+    assert norms == 18 and batch_norms(trace.snapshot(simplify.after)) == 0
+
+    assert main(["report", str(trace_dir)]) == 0
+    out = sections(capsys.readouterr().out)
+    assert list(out) == [f"{r.name}#{r.index}" for r in changed] + ["table"]
+
+    text = out[f"SimplifyInference#{simplify.index}"]
+    counts = [int(m.group(1) or 1) for m in re.finditer(r"── replaced(?: ×(\d+))?  nn\.batch_norm", text)]
+    assert sum(counts) == norms
+    assert not re.search(r"^[├└]── (?!replaced)", text, re.M)
+
+    fuse = next(r for r in changed if r.name == "FuseOps")
+    tops = re.findall(r"^[├└]── (\w+)", out[f"FuseOps#{fuse.index}"], re.M)
+    assert tops and set(tops) == {"wrapped"}
+
+    row = next(line for line in out["table"].splitlines() if "nn.batch_norm" in line)
+    assert [cell.strip() for cell in row.split("│")] == ["nn.batch_norm", "0", str(norms), f"−{norms}",
+                                                          "SimplifyInference"]
+
+
+def test_pass_option_selects_by_name(trace_dir: Path, capsys) -> None:
+    assert main(["report", str(trace_dir), "--pass", "^Fuse"]) == 0
+    out = sections(capsys.readouterr().out)
+    assert [key.split("#")[0] for key in out] == ["FuseOps", "table"]
+
+
+def test_json_is_each_pass_diff(trace_dir: Path, capsys) -> None:
+    trace = load_trace(trace_dir)
+    assert main(["report", str(trace_dir), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    records = {r.index: r for r in trace.records}
+    assert [p["index"] for p in out["passes"]] == [r.index for r in trace.records if r.changed]
+    for entry in out["passes"]:
+        record = records[entry["index"]]
+        assert {"added", "removed", "changed", "rewired", "hunks", "summary"} <= set(entry)
+        assert entry["name"] == record.name and entry["nodes_before"] == record.nodes_before
+        # the diff made now is the one the instrument stored while the passes ran
+        assert entry["summary"] == record.summary
+
+
+def test_a_bad_regular_expression_is_a_usage_error(trace_dir: Path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(trace_dir), "--pass", "("])
+    assert exc.value.code == 2

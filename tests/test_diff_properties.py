@@ -1,0 +1,142 @@
+"""Properties of the diff over generated graphs and real models (hypothesis).
+
+Graphs come from ``diffgraphs``: synthetic Relay-like models, and tvm.relay.testing models
+read back as graphs. Their node ids are shuffled, and known edits are applied, so each test
+knows which nodes are the same on both sides.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Dict, List, Tuple
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from diffgraphs import Graph, mutate, synthetic
+from relayviz_instrument.diff import GraphDiff, apply_edits, diff, edit_script
+from relayviz_instrument.format import validate
+
+
+@pytest.fixture(scope="module")
+def real_documents() -> List[Dict[str, Any]]:
+    """MLP, and ResNet-18 (32x32) as built, after SimplifyInference, and after FuseOps."""
+    import tvm.relay.testing
+    from tvm import relay
+
+    from relayviz_instrument import to_relayviz
+
+    mlp, _ = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    resnet, _ = tvm.relay.testing.resnet.get_workload(num_layers=18, image_shape=(3, 32, 32))
+    simplified = relay.transform.InferType()(relay.transform.SimplifyInference()(resnet))
+    fused = relay.transform.FuseOps(2)(simplified)
+    return [to_relayviz(m) for m in (mlp, resnet, simplified, fused)]
+
+
+seeds = st.integers(min_value=0, max_value=2 ** 32 - 1)
+sizes = st.integers(min_value=20, max_value=400)
+edit_counts = st.integers(min_value=1, max_value=8)
+
+
+def source(seed: int, size: int, real: List[Dict[str, Any]], pick: int) -> Graph:
+    """A synthetic graph, or (``pick`` > 0) one of the real documents."""
+    if pick == 0:
+        return synthetic(random.Random(seed), size)
+    return Graph.from_document(real[pick - 1])
+
+
+def translated(result: GraphDiff, ids_a: Dict[int, int], ids_b: Dict[int, int]) -> Dict[str, Any]:
+    """The diff with every id replaced by the node's uid, for comparing two renderings."""
+    ua = {i: u for u, i in ids_a.items()}
+    ub = {i: u for u, i in ids_b.items()}
+    return {
+        "mapping": {ua[a]: ub[b] for a, b in result.mapping.items()},
+        "added": sorted(ub[b] for b in result.added),
+        "removed": sorted(ua[a] for a in result.removed),
+        "changed": sorted((ua[m.before], ub[m.after], m.fields) for m in result.changed),
+        "rewired": sorted((ua[m.before], ub[m.after]) for m in result.rewired),
+        "hunks": [(h.kind, h.label, [ua[a] for a in h.removed], [ub[b] for b in h.added],
+                   [(ua[a], ub[b]) for a, b in h.matched]) for h in result.hunks],
+        "summary": result.summary,
+    }
+
+
+def edited_pair(seed: int, size: int, k: int, real: List[Dict[str, Any]], pick: int
+                ) -> Tuple[Graph, Graph, List[str], random.Random]:
+    rng = random.Random(seed)
+    before = source(seed, size, real, pick)
+    after = before.copy()
+    done = mutate(after, rng, k)
+    return before, after, done, rng
+
+
+@given(seed=seeds, size=sizes, pick=st.integers(min_value=0, max_value=4))
+def test_a_graph_against_itself_renumbered_is_empty(real_documents, seed: int, size: int, pick: int) -> None:
+    graph = source(seed, size, real_documents, pick)
+    rng = random.Random(seed)
+    doc, _ = graph.render()
+    shuffled, _ = graph.render(rng)
+    for other in (doc, shuffled):
+        result = diff(doc, other)
+        assert result.is_empty, result.summary
+        assert len(result.mapping) == len(doc["nodes"])
+        assert result.summary["unchanged"] == len(doc["nodes"]) and result.summary["hunks"] == []
+
+
+@given(seed=seeds, size=sizes, k=edit_counts, pick=st.integers(min_value=0, max_value=4))
+def test_the_result_does_not_depend_on_node_ids(real_documents, seed: int, size: int, k: int, pick: int) -> None:
+    before, after, _, rng = edited_pair(seed, size, k, real_documents, pick)
+    first = [before.render(rng), after.render(rng)]
+    second = [before.render(rng), after.render(rng)]
+    results = [translated(diff(a, b), ids_a, ids_b) for (a, ids_a), (b, ids_b) in (first, second)]
+    assert results[0] == results[1]
+
+
+@given(seed=seeds, size=sizes, k=edit_counts, pick=st.integers(min_value=0, max_value=4))
+def test_pairs_are_one_to_one_and_never_join_different_kinds_or_operators(
+        real_documents, seed: int, size: int, k: int, pick: int) -> None:
+    before, after, _, rng = edited_pair(seed, size, k, real_documents, pick)
+    (a, _), (b, _) = before.render(rng), after.render(rng)
+    result = diff(a, b)
+    assert len(set(result.mapping.values())) == len(result.mapping)
+    assert not set(result.mapping) & set(result.removed)
+    assert not set(result.mapping.values()) & set(result.added)
+    assert len(result.mapping) + len(result.removed) == len(a["nodes"])
+    assert len(result.mapping) + len(result.added) == len(b["nodes"])
+
+    def operator(doc: Dict[str, Any], nid: int) -> Any:
+        node = doc["nodes"][nid]
+        if node["node_kind"] == "Call":
+            callee = doc["nodes"][node["op"]]
+            return callee["name"] if callee["node_kind"] == "Op" else callee["node_kind"]
+        return node.get("name") if node["node_kind"] == "Op" else None
+
+    for x, y in result.mapping.items():
+        assert a["nodes"][x]["node_kind"] == b["nodes"][y]["node_kind"]
+        assert operator(a, x) == operator(b, y)
+
+
+@given(seed=seeds, size=sizes, k=edit_counts, pick=st.integers(min_value=0, max_value=4))
+def test_the_edit_script_rebuilds_the_after_graph(real_documents, seed: int, size: int, k: int, pick: int) -> None:
+    before, after, _, rng = edited_pair(seed, size, k, real_documents, pick)
+    (a, _), (b, _) = before.render(rng), after.render(rng)
+    validate(a)
+    validate(b)
+    result = diff(a, b)
+    assert apply_edits(a, edit_script(a, b, result)) == b
+
+
+@given(seed=seeds, size=st.integers(min_value=100, max_value=600), k=edit_counts)
+def test_known_edits_are_found_with_high_precision_and_recall(seed: int, size: int, k: int) -> None:
+    before, after, done, rng = edited_pair(seed, size, k, [], 0)
+    (a, ids_a), (b, ids_b) = before.render(rng), after.render(rng)
+    result = diff(a, b)
+    uid_a = {i: u for u, i in ids_a.items()}
+    uid_b = {i: u for u, i in ids_b.items()}
+    # Op nodes are labels of calls (shared by every call with the same attributes): not counted.
+    found = {(uid_a[x], uid_b[y]) for x, y in result.mapping.items() if a["nodes"][x]["node_kind"] != "Op"}
+    truth = {(u, u) for u, node in before.nodes.items() if u in after.nodes and node["node_kind"] != "Op"}
+    right = len(found & truth)
+    assert right / len(found) >= 0.99 and right / len(truth) >= 0.99, (done, sorted(found - truth))
+    assert len(edit_script(a, b, result)) <= 2 * len(done), done

@@ -1,0 +1,122 @@
+"""Exact text of the diff renderables, in a 100-column console without colour."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
+import pytest
+from rich.console import Console
+
+from diffgraphs import T8, DocumentBuilder
+from relayviz_instrument.diff import diff
+from relayviz_instrument.report import DiffView, OpDeltaTable, diff_counts
+
+
+def render(*renderables: Any) -> str:
+    console = Console(width=100, color_system=None, record=True)
+    for renderable in renderables:
+        console.print(renderable)
+    return console.export_text()
+
+
+@pytest.fixture
+def fused() -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """relu(add(conv2d(x, w), 1.0)); after: strides 2, and add+relu fused into a function."""
+    a, b = DocumentBuilder(), DocumentBuilder()
+    x, w = a.var("x"), a.var("w")
+    conv = a.call("nn.conv2d", x, w, attrs={"strides": [1, 1], "data_layout": "NCHW"})
+    a.function(a.call("nn.relu", a.call("add", conv, a.const(1.0))), [x, w])
+    x, w = b.var("x"), b.var("w")
+    conv = b.call("nn.conv2d", x, w, attrs={"strides": [2, 2], "data_layout": "NCHW"})
+    p0 = b.var("p0")
+    body = b.call("nn.relu", b.call("add", p0, b.const(1.0)))
+    fused_fn = b.function(body, [p0], attrs={"Primitive": 1})
+    b.function(b.add({"node_kind": "Call", "op": fused_fn, "args": [conv], "type": T8}), [x, w])
+    return a.document(), b.document()
+
+
+def test_pass_header_and_hunk_tree(fused: Tuple[Dict[str, Any], Dict[str, Any]]) -> None:
+    view = DiffView(diff(*fused), "FuseOps", ["depth 1", "0.52 ms", "8 → 13 nodes"])
+    assert render(view) == (
+        "FuseOps  depth 1  0.52 ms  8 → 13 nodes  +3 −0 ~2\n"
+        "├── wrapped  add+nn.relu wrapped into a primitive Function\n"
+        "│   ├── + Function Primitive\n"
+        "│   ├── = add  float32[1, 8]\n"
+        "│   ├── = nn.relu  float32[1, 8]\n"
+        "│   ├── = Const  float32\n"
+        "│   ├── + Call Primitive  float32[1, 8]\n"
+        "│   └── + Var %p0  float32[1, 8]\n"
+        "└── changed  nn.conv2d: attrs.strides\n"
+        "    └── ~ nn.conv2d  attrs.strides: [1, 1] → [2, 2]\n"
+    )
+
+
+def test_long_hunks_are_cut(fused: Tuple[Dict[str, Any], Dict[str, Any]]) -> None:
+    assert render(DiffView(diff(*fused), "FuseOps", node_lines=3)) == (
+        "FuseOps  +3 −0 ~2\n"
+        "├── wrapped  add+nn.relu wrapped into a primitive Function\n"
+        "│   ├── + Function Primitive\n"
+        "│   ├── = add  float32[1, 8]\n"
+        "│   └── … 4 more\n"
+        "└── changed  nn.conv2d: attrs.strides\n"
+        "    └── ~ nn.conv2d  attrs.strides: [1, 1] → [2, 2]\n"
+    )
+
+
+def test_groups_of_equal_hunks_show_one_with_a_count() -> None:
+    a, b = DocumentBuilder(), DocumentBuilder()
+    for builder, fold in ((a, False), (b, True)):
+        x = builder.var("x")
+        outs = []
+        for i in range(3):
+            if fold:
+                scale = builder.const(6.0)
+            else:
+                scale = builder.call("multiply", builder.const(2.0), builder.const(3.0),
+                                     ty={"dtype": "float32", "shape": []})
+            outs.append(builder.call("multiply", builder.call("tanh", x), scale))
+        builder.function(builder.add({"node_kind": "Tuple", "fields": outs}), [x])
+    assert render(DiffView(diff(a.document(), b.document()), "FoldConstant")) == (
+        "FoldConstant  +3 −9 ~3\n"
+        "└── replaced ×3  multiply+Const×2 → Const\n"
+        "    ├── − multiply  float32\n"
+        "    ├── − Const  float32\n"
+        "    ├── − Const  float32\n"
+        "    ├── + Const  float32\n"
+        "    └── ~ multiply  float32[1, 8]  inputs rewired\n"
+    )
+
+
+def test_no_differences() -> None:
+    b = DocumentBuilder()
+    x = b.var("x")
+    b.function(b.call("nn.relu", x), [x])
+    doc = b.document()
+    assert render(DiffView(diff(doc, doc), "a.json → b.json")) == (
+        "a.json → b.json  +0 −0 ~0\n"
+        "└── no differences\n"
+    )
+
+
+def test_operator_table_sums_passes() -> None:
+    table = OpDeltaTable([
+        ("SimplifyInference", {"nn.batch_norm": -2, "multiply": 4, "add": 4}),
+        ("FoldConstant", {"multiply": -2, "add": -2}),
+        ("AlterOpLayout", {"layout_transform": 3}),
+    ])
+    assert render(table) == (
+        "operator calls across the pipeline                                \n"
+        " operator         ┃ + ┃ − ┃ net ┃ passes                          \n"
+        "━━━━━━━━━━━━━━━━━━╇━━━╇━━━╇━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━\n"
+        " add              │ 4 │ 2 │  +2 │ SimplifyInference, FoldConstant \n"
+        " layout_transform │ 3 │ 0 │  +3 │ AlterOpLayout                   \n"
+        " multiply         │ 4 │ 2 │  +2 │ SimplifyInference, FoldConstant \n"
+        " nn.batch_norm    │ 0 │ 2 │  −2 │ SimplifyInference               \n"
+    )
+
+
+def test_counts_from_a_stored_summary() -> None:
+    counts = diff_counts({"added": 4, "removed": 2, "changed": 1, "rewired": 3})
+    assert counts.plain == "+4 −2 ~4"
+    assert [(span.start, span.end, str(span.style)) for span in counts.spans] == [
+        (0, 2, "green"), (3, 5, "red"), (6, 8, "yellow")]
