@@ -124,6 +124,7 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
         self._finished = False
         self._disabled = False
         self._overhead = 0.0
+        self._libs_at_enter: "set[int]" = set()
         super().__init__()
 
     # -- reading the trace ------------------------------------------------------------------
@@ -149,6 +150,7 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
         doc = from_graph_json(graph, source_name="relay.build")
         if self._disabled or self._store is None:
             return None
+        last = self.records[-1] if self.records else None
         relay_snapshots = [r for r in self.records if r.after is not None and r.ir == "relay"]
         before = relay_snapshots[-1] if relay_snapshots else None
         record = PassRecord(index=len(self.records), name="GraphExecutorCodegen", depth=1,
@@ -157,16 +159,21 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
                             nodes_before=before.nodes_after if before else None,
                             nodes_after=len(doc["nodes"]))
         self._store.reopen()
-        record.after = self._store.put(doc)
-        if before is not None:
-            record.summary = _diff_summary(self._store.get(before.after), doc)
-        self.records.append(record)
-        self._store.append({"type": "begin", **_begin_fields(record)})
-        self._store.append({"type": "end", **_end_fields(record)})
-        if self._finished:
-            self._store.append({"type": "close", "complete": self.complete, "problems": self.problems,
-                                "events": len(self.records)})
-            self._store.close()
+        try:
+            record.after = self._store.put(doc)
+            if last is not None and last.ir == "graph_executor" and last.after == record.after:
+                return last  # already recorded when the pass context exited
+            if before is not None:
+                record.summary = _diff_summary(self._store.get(before.after), doc)
+            self.records.append(record)
+            self._store.append({"type": "begin", **_begin_fields(record)})
+            self._store.append({"type": "end", **_end_fields(record)})
+            if self._finished:
+                self._store.append({"type": "close", "complete": self.complete, "problems": self.problems,
+                                    "events": len(self.records)})
+        finally:
+            if self._finished:
+                self._store.close()
         return record
 
     @property
@@ -187,6 +194,7 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
                                          "make a new RelayVizTrace for each compilation")
             self._open_store()
             self._serializer = RelaySerializer(full_values=self.full_values, tir_bodies=self.tir)
+            self._libs_at_enter = {id(lib) for lib in _built_graphs_in_caller()}
         except Exception as exc:  # never take the compilation down
             self._fail(exc, "(entering the pass context)")
         finally:
@@ -199,7 +207,10 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
         started = time.perf_counter()
         try:
             if not self._disabled:
-                self._close_open_passes(sys.exc_info()[1])
+                in_flight = sys.exc_info()[1]
+                self._close_open_passes(in_flight)
+                if in_flight is None:
+                    self._record_graph_built_in_context()
         except Exception as exc:
             self._fail(exc, "(leaving the pass context)")
         finally:
@@ -254,6 +265,20 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
             self._fail(exc, str(info.name))
         finally:
             self._overhead += time.perf_counter() - started
+
+    def _record_graph_built_in_context(self) -> None:
+        """Record the graph of the one ``relay.build`` result the ``with`` block assigned.
+
+        ``lib = relay.build(...)`` inside ``with PassContext(instruments=[trace]):`` leaves
+        ``lib`` in the frame that owns the ``with`` statement by the time the context exits.
+        Only a graph executor factory that was not there when the context was entered counts,
+        and only when there is exactly one; otherwise :meth:`record_graph` is the way.
+        """
+        if any(r.ir == "graph_executor" for r in self.records):
+            return
+        new = [lib for lib in _built_graphs_in_caller() if id(lib) not in self._libs_at_enter]
+        if len(new) == 1:
+            self.record_graph(new[0])
 
     # -- snapshots ----------------------------------------------------------------------------
 
@@ -366,6 +391,29 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
         self._last = None
 
 
+_CONTEXT_MODULES = ("tvm", "contextlib")
+
+
+def _built_graphs_in_caller() -> List[Any]:
+    """Graph executor factories (``relay.build`` results) among the local variables of the
+    frame that entered or exits the pass context: the first frame outside TVM, contextlib
+    and this module's callbacks. Read-only; empty where TVM has no Relay."""
+    try:
+        from tvm.relay.backend.executor_factory import GraphExecutorFactoryModule
+    except ImportError:
+        return []
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        ours = module == __name__ and frame.f_code.co_name != "trace_build"
+        if not (ours or any(module == m or module.startswith(m + ".") for m in _CONTEXT_MODULES)):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return []
+    return [v for v in list(frame.f_locals.values()) if isinstance(v, GraphExecutorFactoryModule)]
+
+
 def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[Pattern[str]]:
     if patterns is None:
         return None
@@ -439,13 +487,13 @@ def trace_build(mod: tvm.IRModule, *, target: Any = "llvm", params: Optional[Dic
                 **options: Any) -> "tuple[Any, RelayVizTrace]":
     """``relay.build(mod, target, params)`` at ``opt_level`` under a new :class:`RelayVizTrace`.
 
-    The built graph is recorded as the trace's last snapshot (:meth:`RelayVizTrace.record_graph`).
-    Returns ``(lib, trace)``; ``options`` go to :class:`RelayVizTrace`.
+    The built graph is recorded as the trace's last snapshot, as for any ``relay.build``
+    result assigned inside the pass context. Returns ``(lib, trace)``; ``options`` go to
+    :class:`RelayVizTrace`.
     """
     from tvm import relay
 
     trace = RelayVizTrace(out_dir, **options)
     with tvm.transform.PassContext(opt_level=opt_level, instruments=[trace]):
         lib = relay.build(mod, target=target, params=params)
-    trace.record_graph(lib)
     return lib, trace

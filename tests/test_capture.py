@@ -364,3 +364,35 @@ def test_record_graph_inside_the_context_and_in_memory():
         record = trace.record_graph(lib.get_graph_json())
     assert record is trace.records[-1] and trace.snapshot(record.after)["ir"] == "graph_executor"
     assert trace.complete
+
+
+def test_the_graph_built_in_the_with_block_is_recorded_without_being_asked(tmp_path):
+    mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    old = relay.build(mod, target="llvm", params=params)  # built before: not this trace's
+    trace = RelayVizTrace(tmp_path / "t")
+    with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+        lib = relay.build(mod, target="llvm", params=params)
+    last = trace.records[-1]
+    assert last.name == "GraphExecutorCodegen" and last.ir == "graph_executor"
+    assert sum(r.ir == "graph_executor" for r in trace.records) == 1
+    graph = trace.snapshot(last.after)
+    import json
+
+    executor = json.loads(lib.get_graph_json())
+    assert [n["name"] for n in graph["nodes"] if n["node_kind"] == "Var"] == [
+        n["name"] for n in executor["nodes"] if n["op"] == "null"]
+    assert old is not lib
+    # Asking again adds nothing, and the manifest on disk ends with the graph and one close.
+    assert trace.record_graph(lib) is last
+    reloaded = load_trace(trace.path)
+    assert reloaded.complete and [r.to_json() for r in reloaded.records] == [r.to_json() for r in trace.records]
+
+
+def test_no_graph_is_recorded_when_nothing_was_built_in_the_with_block(tmp_path):
+    mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    lib = relay.build(mod, target="llvm", params=params)
+    trace = RelayVizTrace(False)
+    with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+        relay.optimize(mod, target="llvm", params=params)
+    assert lib is not None and trace.records
+    assert all(r.ir != "graph_executor" for r in trace.records)

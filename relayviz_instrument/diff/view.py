@@ -226,7 +226,11 @@ def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], 
             for child in it:
                 if not seen[child]:
                     seen[child] = 1
-                    stack.append((child, iter(refs[child])))
+                    below = refs[child]
+                    if not below:  # a leaf (Var, Op, Const) is done at once
+                        order.append(child)
+                        continue
+                    stack.append((child, iter(below)))
                     break
             else:
                 stack.pop()
