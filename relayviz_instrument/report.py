@@ -17,8 +17,9 @@ from rich.tree import Tree
 
 from .diff.changes import type_text
 from .diff.model import FieldChange, GraphDiff, Hunk, NodeInfo
+from .store import PassRecord
 
-__all__ = ["DiffView", "OpDeltaTable", "diff_counts", "own_op_deltas"]
+__all__ = ["DiffView", "OpDeltaTable", "diff_counts", "own_op_deltas", "pipeline_events", "pipeline_op_deltas"]
 
 #: Node lines shown under a hunk before "… N more".
 NODE_LINES = 6
@@ -173,6 +174,58 @@ def own_op_deltas(passes: Sequence[Tuple[int, Optional[int], str, Mapping[str, i
         own = {op: delta.get(op, 0) - inner.get(op, 0) for op in sorted(set(delta) | set(inner))}
         out.append((name, {op: count for op, count in own.items() if count}))
     return out
+
+
+def pipeline_events(records: Sequence[PassRecord]) -> List[int]:
+    """Indices of the pass events whose input was the pipeline's module at the time.
+
+    Passes also run on modules of their own: SimplifyExpr and FoldConstant type-check a
+    temporary module (``_tmp``), and a function pass runs InferType on the module it is
+    rewriting before it returns. Their changes never reach the pipeline as such (the enclosing
+    pass's diff holds what does), so summing them would count operators that were never added.
+    An event is on the pipeline when its ``before`` snapshot is the one the last such event
+    left; a pass nested in it is on the pipeline only if it, too, received that module.
+    """
+    current: Optional[str] = None
+    on: List[int] = []
+    ends: List[Tuple[int, PassRecord]] = []  # events on the pipeline still open, by depth
+
+    def close(depth: int) -> None:
+        nonlocal current
+        while ends and ends[-1][0] >= depth:
+            _, done = ends.pop()
+            if done.after is not None:
+                current = done.after
+
+    for r in records:
+        close(r.depth)
+        if r.before is None:
+            continue
+        if current is None or r.before == current:
+            on.append(r.index)
+            ends.append((r.depth, r))
+    return on
+
+
+def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff]
+                       ) -> List[Tuple[str, Dict[str, int]]]:
+    """``(pass name, op delta)`` for :class:`OpDeltaTable`: what each pass on the pipeline did
+    itself (:func:`own_op_deltas`), from the ``diffs`` of some of the ``records`` by index.
+
+    Passes off the pipeline (:func:`pipeline_events`) are left out; with every changed pass
+    on it diffed, the deltas sum to the change from the first snapshot to the last.
+    """
+    on = set(pipeline_events(records))
+    by_index = {r.index: r for r in records}
+    rows = []
+    for r in records:
+        if r.index not in diffs or r.index not in on:
+            continue
+        parent = r.parent
+        while parent is not None and not (parent in diffs and parent in on):
+            parent = by_index[parent].parent if parent in by_index else None
+        rows.append((r.index, parent, r.name, diffs[r.index].op_delta))
+    return own_op_deltas(rows)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, List, Optional, Sequence
 
+from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -23,6 +24,10 @@ def select_records(records: Sequence[PassRecord], *, everything: bool = False) -
     if everything:
         return list(records)
     return [r for r in records if r.changed or r.error is not None]
+
+
+#: Characters between two columns of the pass table.
+_SEPARATOR = 2
 
 
 def _ms(value: float) -> str:
@@ -70,21 +75,29 @@ class PassTable:
         self.title = title
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        table = Table(title=self.title, show_edge=False, pad_edge=False, expand=False)
-        table.add_column("#", justify="right", style="dim")
-        table.add_column("pass", no_wrap=True)
-        table.add_column("depth", justify="right")
+        rows = [self._row(r) for r in self.records]
+        if not rows:
+            yield Text("no pass changed the module", style="dim")
+            return
+        table = Table(title=self.title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                      expand=False, padding=(0, 1), collapse_padding=True)
+        table.add_column("#", justify="right", style="dim", no_wrap=True)
+        table.add_column("pass", no_wrap=True, overflow="ellipsis")
+        table.add_column("depth", justify="right", no_wrap=True)
         table.add_column("ms", justify="right", no_wrap=True)
         table.add_column("changed", justify="center", no_wrap=True)
         table.add_column("nodes", justify="right", no_wrap=True)
-        table.add_column("+", justify="right", style="green")
-        table.add_column("-", justify="right", style="red")
-        table.add_column("~", justify="right", style="yellow")
-        for r in self.records:
-            table.add_row(*self._row(r))
-        if not self.records:
-            yield Text("no pass changed the module", style="dim")
-            return
+        table.add_column("+", justify="right", style="green", no_wrap=True)
+        table.add_column("-", justify="right", style="red", no_wrap=True)
+        table.add_column("~", justify="right", style="yellow", no_wrap=True)
+        # Every column but the pass name keeps its width; a narrow terminal shortens the names.
+        widths = [max([len(str(c.header))] + [len(str(row[i])) for row in rows])
+                  for i, c in enumerate(table.columns)]
+        room = max(12, options.max_width - (sum(widths) - widths[1]) - _SEPARATOR * (len(widths) - 1))
+        for row in rows:
+            row[1].truncate(room, overflow="ellipsis")
+        for row in rows:
+            table.add_row(*row)
         yield Group(table)
 
     @staticmethod

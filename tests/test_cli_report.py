@@ -101,3 +101,39 @@ def test_a_bad_regular_expression_is_a_usage_error(trace_dir: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["report", str(trace_dir), "--pass", "("])
     assert exc.value.code == 2
+
+
+def test_operator_totals_of_a_build_are_the_change_from_the_input_to_the_built_graph(resnet18, resnet18_traced):
+    """Passes that rewrite temporary modules (the InferType inside SimplifyExpr checks a ``_tmp``
+    module) are left out of the totals: what is left sums to the built graph's kernels less
+    the input's operator calls, counted without RelayViz."""
+    import collections
+
+    import tvm
+    from tvm import relay
+
+    from relayviz_instrument.diff import diff
+    from relayviz_instrument.report import OpDeltaTable, pipeline_events, pipeline_op_deltas
+
+    mod, _ = resnet18
+    calls: collections.Counter = collections.Counter()
+
+    def visit(expr: Any) -> None:
+        if isinstance(expr, relay.Call) and isinstance(expr.op, tvm.ir.Op):
+            calls[expr.op.name] += 1
+
+    relay.analysis.post_order_visit(mod["main"], visit)
+    lib, trace = resnet18_traced
+    kernels = collections.Counter(n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"]
+                                  if n["op"] == "tvm_op")
+    expected = {op: kernels[op] - calls[op] for op in set(kernels) | set(calls) if kernels[op] != calls[op]}
+
+    records = load_trace(trace.path).records
+    changed = [r for r in records if r.changed and r.before and r.after]
+    diffs = {r.index: diff(trace.snapshot(r.before), trace.snapshot(r.after)) for r in changed}
+    table = OpDeltaTable(pipeline_op_deltas(records, diffs))
+    net = {op: plus - minus for op, (plus, minus, _) in table.rows.items() if plus != minus}
+    assert net == expected
+    # The temporary modules are really there, and really left out.
+    tmp = [r for r in changed if r.name == "InferType" and "_tmp" in trace.snapshot(r.after).get("functions", {})]
+    assert tmp and not {r.index for r in tmp} & set(pipeline_events(records))

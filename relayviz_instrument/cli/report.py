@@ -11,7 +11,7 @@ import orjson
 from rich.console import Console
 
 from ..diff import GraphDiff, diff
-from ..report import DiffView, OpDeltaTable, own_op_deltas
+from ..report import DiffView, OpDeltaTable, pipeline_op_deltas
 from ..store import PassRecord, Trace, load_trace
 
 
@@ -76,8 +76,5 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if not records:
         console.print("no pass changed the module" + (" (among those --pass selects)" if args.pass_pattern else ""))
         return 0
-    selected = {r.index for r in records}
-    console.print(OpDeltaTable(own_op_deltas([
-        (r.index, r.parent if r.parent in selected else None, r.name, d.op_delta)
-        for r, d in zip(records, diffs)])))
+    console.print(OpDeltaTable(pipeline_op_deltas(trace.records, {r.index: d for r, d in zip(records, diffs)})))
     return 0
