@@ -184,7 +184,9 @@ def pipeline_events(records: Sequence[PassRecord]) -> List[int]:
     rewriting before it returns. Their changes never reach the pipeline as such (the enclosing
     pass's diff holds what does), so summing them would count operators that were never added.
     An event is on the pipeline when its ``before`` snapshot is the one the last such event
-    left; a pass nested in it is on the pipeline only if it, too, received that module.
+    left; a pass nested in it is on the pipeline only if it, too, received that module. An
+    event with no such event open around it is on the pipeline whatever its input: passes left
+    out of the trace (``passes=``/``exclude=``) may have changed the module in between.
     """
     current: Optional[str] = None
     on: List[int] = []
@@ -201,7 +203,8 @@ def pipeline_events(records: Sequence[PassRecord]) -> List[int]:
         close(r.depth)
         if r.before is None:
             continue
-        if current is None or r.before == current:
+        if not ends or r.before == current:
+            current = r.before
             on.append(r.index)
             ends.append((r.depth, r))
     return on

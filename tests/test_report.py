@@ -120,3 +120,27 @@ def test_counts_from_a_stored_summary() -> None:
     assert counts.plain == "+4 −2 ~4"
     assert [(span.start, span.end, str(span.style)) for span in counts.spans] == [
         (0, 2, "green"), (3, 5, "red"), (6, 8, "yellow")]
+
+
+def test_pipeline_events_leave_out_temporary_and_half_rewritten_modules() -> None:
+    from relayviz_instrument.report import pipeline_events
+    from relayviz_instrument.store import PassRecord
+
+    def rec(index, name, depth, parent, before, after):
+        return PassRecord(index=index, name=name, depth=depth, parent=parent, before=before, after=after,
+                          changed=before != after)
+
+    records = [
+        rec(0, "sequential", 1, None, "m0", "m3"),
+        rec(1, "SimplifyInference", 2, 0, "m0", "m1"),
+        rec(2, "InferType", 3, 1, "m0-rewritten", "m1"),  # inside the pass, on its own result
+        rec(3, "SimplifyExpr", 2, 0, "m1", "m1"),
+        rec(4, "InferType", 3, 3, "tmp", "tmp-typed"),  # a _tmp module of its own
+        rec(5, "FuseOps", 2, 0, "m1", "m3"),
+        rec(6, "tir.Simplify", 1, None, None, None),  # not compared
+        # A trace filtered to some passes: the module changed in between, unrecorded.
+        rec(7, "FoldConstant", 1, None, "m5", "m6"),
+        rec(8, "FuseOps", 1, None, "m7", "m8"),
+        rec(9, "InferType", 2, 8, "m7-rewritten", "m8"),
+    ]
+    assert pipeline_events(records) == [0, 1, 3, 5, 7, 8]
