@@ -43,7 +43,7 @@ from . import __version__
 from .diff import diff
 from .errors import RelayVizTraceError, TraceIncompleteWarning
 from .serialize.relay import RelaySerializer
-from .store import MemoryStore, PassRecord, TraceWriter, new_trace_dir
+from .store import MemoryStore, PassRecord, TraceWriter, begin_line, end_line, new_trace_dir
 
 __all__ = ["RelayVizTrace", "trace_build"]
 
@@ -166,11 +166,10 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
             if before is not None:
                 record.summary = _diff_summary(self._store.get(before.after), doc)
             self.records.append(record)
-            self._store.append({"type": "begin", **_begin_fields(record)})
-            self._store.append({"type": "end", **_end_fields(record)})
+            self._store.append(begin_line(record))
+            self._store.append(end_line(record))
             if self._finished:
-                self._store.append({"type": "close", "complete": self.complete, "problems": self.problems,
-                                    "events": len(self.records)})
+                self._store.append(self._close_line())
         finally:
             if self._finished:
                 self._store.close()
@@ -235,7 +234,7 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
             opened = _OpenPass(record, before)
             self._stack.append(opened)
             assert self._store is not None
-            self._store.append({"type": "begin", **_begin_fields(record)})
+            self._store.append(begin_line(record))
         except Exception as exc:
             self._fail(exc, str(info.name))
         finally:
@@ -258,7 +257,7 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
                 if changed:
                     record.summary = _diff_summary(opened.before.doc, after.doc)
             assert self._store is not None
-            self._store.append({"type": "end", **_end_fields(record)})
+            self._store.append(end_line(record))
             if self._progress is not None:
                 self._progress(record)
         except Exception as exc:
@@ -351,7 +350,7 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
             record.duration_ms = _ms(now - opened.started - (self._overhead - opened.overhead_at_start))
             record.error = message
             assert self._store is not None
-            self._store.append({"type": "end", **_end_fields(record)})
+            self._store.append(end_line(record))
 
     def _fail(self, exc: BaseException, pass_name: str) -> None:
         if self.strict:
@@ -372,9 +371,7 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
         store, self._store = self._store, None
         if store is not None:
             try:
-                store.append({"type": "close", "complete": self.complete, "problems": self.problems,
-                              "events": len(self.records),
-                              "instrument_ms": round(1000.0 * self._overhead, 3)})
+                store.append(self._close_line())
                 store.close()
             except Exception as exc:
                 if self.strict:
@@ -384,6 +381,10 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
         # Keep the store for reading snapshots back; drop everything that pins IR objects.
         self._store = store
         self._release()
+
+    def _close_line(self) -> Dict[str, Any]:
+        return {"type": "close", "complete": self.complete, "problems": self.problems,
+                "events": len(self.records), "instrument_ms": round(1000.0 * self._overhead, 3)}
 
     def _release(self) -> None:
         self._serializer = None
@@ -455,18 +456,6 @@ def _module_ir(mod: tvm.IRModule) -> str:
     if not kinds:
         return "empty"
     return "tir" if kinds == {"tir"} else "other"
-
-
-def _begin_fields(record: PassRecord) -> Dict[str, Any]:
-    return {"index": record.index, "name": record.name, "opt_level": record.opt_level,
-            "required": list(record.required), "depth": record.depth, "parent": record.parent,
-            "ir": record.ir, "before": record.before, "nodes_before": record.nodes_before}
-
-
-def _end_fields(record: PassRecord) -> Dict[str, Any]:
-    return {"index": record.index, "duration_ms": record.duration_ms, "changed": record.changed,
-            "after": record.after, "nodes_after": record.nodes_after, "error": record.error,
-            "summary": record.summary}
 
 
 def _ms(seconds: float) -> float:

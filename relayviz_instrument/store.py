@@ -29,7 +29,7 @@ from .errors import RelayVizTraceError
 from .format import digest_bytes, encode, load, loads
 
 __all__ = ["PassRecord", "Trace", "TraceWriter", "MemoryStore", "load_trace", "new_trace_dir",
-           "TRACE_FORMAT", "snapshot_ref"]
+           "TRACE_FORMAT", "snapshot_ref", "begin_line", "end_line"]
 
 #: Version of the trace layout (manifest records and directory structure).
 TRACE_FORMAT = "relayviz-trace/1"
@@ -74,8 +74,25 @@ class PassRecord:
         return out
 
 
-_BEGIN_FIELDS = ("index", "name", "opt_level", "required", "depth", "parent", "before", "nodes_before", "ir")
+#: The fields of a record known when its pass begins, and those known when it ends: the
+#: manifest's ``begin`` and ``end`` lines (an ``end`` line names its event by ``index``).
+_BEGIN_FIELDS = ("index", "name", "opt_level", "required", "depth", "parent", "ir", "before", "nodes_before")
 _END_FIELDS = ("duration_ms", "changed", "after", "nodes_after", "error", "summary")
+
+
+def begin_line(record: PassRecord) -> Dict[str, Any]:
+    """The manifest line written when ``record``'s pass begins."""
+    line: Dict[str, Any] = {"type": "begin"}
+    line.update((k, getattr(record, k)) for k in _BEGIN_FIELDS)
+    line["required"] = list(record.required)
+    return line
+
+
+def end_line(record: PassRecord) -> Dict[str, Any]:
+    """The manifest line written when ``record``'s pass ends."""
+    line: Dict[str, Any] = {"type": "end", "index": record.index}
+    line.update((k, getattr(record, k)) for k in _END_FIELDS)
+    return line
 
 
 def snapshot_ref(data: bytes) -> str:
