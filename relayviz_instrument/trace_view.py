@@ -26,7 +26,8 @@ def select_records(records: Sequence[PassRecord], *, everything: bool = False) -
     return [r for r in records if r.changed or r.error is not None]
 
 
-#: Characters between two columns of the pass table.
+#: Characters between two columns of the pass table: padding 1 each side, collapsed to one,
+#: and the blank rule of ``box.SIMPLE_HEAD``.
 _SEPARATOR = 2
 
 
@@ -82,7 +83,7 @@ class PassTable:
         table = Table(title=self.title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                       expand=False, padding=(0, 1), collapse_padding=True)
         table.add_column("#", justify="right", style="dim", no_wrap=True)
-        table.add_column("pass", no_wrap=True, overflow="ellipsis")
+        table.add_column("pass", no_wrap=True)
         table.add_column("depth", justify="right", no_wrap=True)
         table.add_column("ms", justify="right", no_wrap=True)
         table.add_column("changed", justify="center", no_wrap=True)
