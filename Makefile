@@ -38,7 +38,7 @@ fuzz: setup
 
 # Regenerate the shipped JSON Schema from the kind tables in relayviz_instrument/format.py.
 schema: setup
-	$(PY) -c "from relayviz_instrument.format import _write_schema; _write_schema()"
+	$(PY) -c "from relayviz_instrument.format.schema import write_schema; write_schema()"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache relayviz-trace

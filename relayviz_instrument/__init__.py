@@ -1,72 +1,105 @@
 """relayviz_instrument: a pass-by-pass account of what TVM's passes do to a model.
 
-The pipeline, one module per stage::
+The pipeline, one module (or small package) per stage; ``docs/architecture.md`` draws it::
 
-    capture (RelayVizTrace) -> serialize (IR -> RelayViz) -> store (trace directory)
+    capture/ (RelayVizTrace) -> serialize/ (IR -> RelayViz) -> store/ (trace directory)
                                      |
-              diff (graph matching) -> report (rich) / export (netron, ...)
+              diff/ (graph matching) -> views and use cases (rich) / export/ (netron, ...)
 
-The public API is re-exported here; everything else is private.
+The public API is re-exported here. Names that need TVM (the instrument) are imported when
+first used, so the package imports without TVM, and on a TVM without Relay.
 """
 
-from .errors import (
-    GraphJSONError,
-    RelayVizDependencyError,
-    RelayVizError,
-    RelayVizFormatError,
-    RelayVizSerializeError,
-    RelayVizTraceError,
-    RelayVizWarning,
-    TraceIncompleteWarning,
-    UnknownNodeKindWarning,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._version import __version__
+from .compare import FileComparison, compare_files
+from .diff import DIFF_VERSION, GraphDiff, diff
+from .diff_view import DiffView, OpDeltaTable
+from .errors import (GraphJSONError, RelayVizDependencyError, RelayVizError, RelayVizExportError,
+                     RelayVizFormatError, RelayVizIOError, RelayVizSerializeError, RelayVizTraceError,
+                     RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning, UnknownNodeKindWarning)
+from .export import export, write_netron
 from .format import FORMAT, VERSION, load, loads, validate
-from .serialize import dumps, to_relayviz
-from .serialize.graph_json import from_graph_json, read_document
 from .graph_inspect import GraphSummary, summarize_graph
-from .export import to_graph_executor_json, write_netron
+from .graph_json import from_graph_json, to_graph_executor_json
+from .inspect_view import GraphReport, inspect_graph
+from .pass_diffs import PassDiffs
+from .report import TraceReport, report_trace
+from .serialize import dumps, to_relayviz
+from .sources import read_document
 from .store import PassRecord, Trace, load_trace
-from .diff import GraphDiff, diff
+from .trace_view import PassTable, TraceOverview, TraceSummary, show_trace
 
-__version__ = "0.1.0"
-
+if TYPE_CHECKING:  # imported lazily at run time (they import TVM): see __getattr__
+    from .capture import RelayVizTrace, trace_build
 
 __all__ = [
-    "diff",
-    "GraphDiff",
+    "__version__",
+    # capture
     "RelayVizTrace",
     "trace_build",
-    "PassRecord",
-    "Trace",
-    "load_trace",
-    "FORMAT",
-    "VERSION",
+    # serialize and the format
     "to_relayviz",
     "dumps",
+    "FORMAT",
+    "VERSION",
     "load",
     "loads",
     "validate",
-    "from_graph_json",
     "read_document",
+    "from_graph_json",
+    "to_graph_executor_json",
+    # store
+    "PassRecord",
+    "Trace",
+    "load_trace",
+    # diff
+    "diff",
+    "DIFF_VERSION",
+    "GraphDiff",
+    "PassDiffs",
+    # use cases and their views
+    "show_trace",
+    "TraceOverview",
+    "TraceSummary",
+    "PassTable",
+    "report_trace",
+    "TraceReport",
+    "DiffView",
+    "OpDeltaTable",
+    "compare_files",
+    "FileComparison",
+    "inspect_graph",
+    "GraphReport",
     "summarize_graph",
     "GraphSummary",
-    "to_graph_executor_json",
+    # export
+    "export",
     "write_netron",
+    # errors and warnings
     "RelayVizError",
+    "RelayVizUsageError",
     "RelayVizFormatError",
     "GraphJSONError",
-    "RelayVizSerializeError",
+    "RelayVizIOError",
     "RelayVizTraceError",
+    "RelayVizSerializeError",
+    "RelayVizExportError",
     "RelayVizDependencyError",
     "RelayVizWarning",
     "UnknownNodeKindWarning",
     "TraceIncompleteWarning",
 ]
 
+_LAZY = {"RelayVizTrace": "capture", "trace_build": "capture"}
+
 
 def __getattr__(name: str) -> object:  # PEP 562: TVM is imported only when the instrument is asked for
-    if name in ("RelayVizTrace", "trace_build"):
-        from . import capture
+    if name in _LAZY:
+        import importlib
 
-        return getattr(capture, name)
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

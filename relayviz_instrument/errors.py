@@ -4,38 +4,50 @@ One small hierarchy. Each error also inherits the builtin it resembles, so calle
 already catch ``ValueError`` or ``OSError`` keep working::
 
     RelayVizError
+    ├── RelayVizUsageError         (ValueError)    a bad argument to the public API or the CLI
     ├── RelayVizFormatError        (ValueError)    a document that breaks the RelayViz format
     │   └── GraphJSONError                          a malformed graph executor / NNVM graph JSON
-    ├── RelayVizSerializeError     (TypeError)     an object the serializers cannot represent
-    ├── RelayVizTraceError         (OSError)       a trace directory that cannot be read or written
+    ├── RelayVizIOError            (OSError)       a file or directory that cannot be read or written
+    │   └── RelayVizTraceError                      a trace directory that cannot be read or written
+    ├── RelayVizSerializeError     (TypeError)     an IR object the serializers cannot represent
+    ├── RelayVizExportError        (ValueError)    a document another tool's format cannot hold
     └── RelayVizDependencyError    (ImportError)   an optional dependency that is not installed
 
     RelayVizWarning                (UserWarning)
     ├── UnknownNodeKindWarning                      a node kind from a newer minor version, kept as is
     └── TraceIncompleteWarning                      the instrument failed; the compilation went on
 
-Every message says what was wrong, where (file, node id, field) and what to do.
+Every message says what was wrong, where (file, node id, field) and what to do. The CLI
+prints any of them as one line and exits with status 2 (see :data:`EXIT_STATUS`).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional, Type
 
 __all__ = [
     "RelayVizError",
+    "RelayVizUsageError",
     "RelayVizFormatError",
     "GraphJSONError",
-    "RelayVizSerializeError",
+    "RelayVizIOError",
     "RelayVizTraceError",
+    "RelayVizSerializeError",
+    "RelayVizExportError",
     "RelayVizDependencyError",
     "RelayVizWarning",
     "UnknownNodeKindWarning",
     "TraceIncompleteWarning",
+    "EXIT_STATUS",
 ]
 
 
 class RelayVizError(Exception):
     """Base class of every error raised by relayviz_instrument."""
+
+
+class RelayVizUsageError(RelayVizError, ValueError):
+    """A bad argument: an invalid regular expression, an unknown model or pass, a wrong option."""
 
 
 class RelayVizFormatError(RelayVizError, ValueError):
@@ -85,16 +97,38 @@ class GraphJSONError(RelayVizFormatError):
     hint = "check the file was written by relay.build (lib.get_graph_json()) or an NNVM graph"
 
 
+class RelayVizIOError(RelayVizError, OSError):
+    """A file or directory that cannot be read or written; the message names the path."""
+
+
+class RelayVizTraceError(RelayVizIOError):
+    """A trace directory that cannot be created, written or read back."""
+
+
 class RelayVizSerializeError(RelayVizError, TypeError):
     """An IR object the serializer does not know how to write."""
 
 
-class RelayVizTraceError(RelayVizError, OSError):
-    """A trace directory that cannot be created, written or read back."""
+class RelayVizExportError(RelayVizError, ValueError):
+    """A document the chosen export format cannot represent (the message says which node)."""
 
 
 class RelayVizDependencyError(RelayVizError, ImportError):
     """An optional dependency is missing; the message carries the install command."""
+
+
+
+#: The CLI's exit status for each error class (the most specific class that matches wins).
+#: Every one of them is the user's input or environment, never a bug: status 2, as diff(1).
+EXIT_STATUS: Dict[Type[RelayVizError], int] = {
+    RelayVizUsageError: 2,
+    RelayVizFormatError: 2,
+    RelayVizIOError: 2,
+    RelayVizSerializeError: 2,
+    RelayVizExportError: 2,
+    RelayVizDependencyError: 2,
+    RelayVizError: 2,
+}
 
 
 class RelayVizWarning(UserWarning):
@@ -107,4 +141,3 @@ class UnknownNodeKindWarning(RelayVizWarning):
 
 class TraceIncompleteWarning(RelayVizWarning):
     """The instrument failed inside a pass; the compilation went on and the trace is incomplete."""
-

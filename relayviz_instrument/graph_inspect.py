@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 
 from .errors import RelayVizFormatError
-from .serialize.graph_json import GRAPH_IRS
+from .graph_json import GRAPH_IRS
 
 __all__ = ["GraphSummary", "summarize_graph"]
 
@@ -40,21 +40,23 @@ class GraphSummary:
     node_ids: List[int]
 
 
-def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = ()) -> GraphSummary:
+def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = (),
+                    source: str = "<document>") -> GraphSummary:
     """Summarize a RelayViz document made from graph JSON (``ir`` ``graph_executor`` or ``nnvm``).
 
     Arguments whose names are in ``param_names`` (the names of a ``.params`` file) are
-    listed as parameters, the others as inputs. Raises :class:`RelayVizFormatError` for a
-    document of another dialect.
+    listed as parameters, the others as inputs. Raises :class:`RelayVizFormatError` naming
+    ``source`` for a document of another dialect.
     """
     ir = doc.get("ir")
     if ir not in GRAPH_IRS:
         raise RelayVizFormatError(
-            f"'ir' is {ir!r}: inspect reads graphs made from graph executor or NNVM JSON", field="ir",
+            f"'ir' is {ir!r}: inspect reads graphs made from graph executor or NNVM JSON", source=source,
+            field="ir",
             hint="inspect the file written by `relayviz export SNAPSHOT --to netron -o FILE.json`")
     nodes = doc["nodes"]
     main = nodes[doc["functions"]["main"]]
-    view = _GraphView(nodes)
+    view = _GraphEntries(nodes)
 
     operators, node_ids = [], []
     calls = [nid for nid, node in enumerate(nodes) if node["node_kind"] == "Call"]
@@ -88,8 +90,9 @@ def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = ()
                         outputs=outputs, node_ids=node_ids)
 
 
-class _GraphView:
-    """Reads graph facts back from the nodes of a graph document."""
+class _GraphEntries:
+    """The entries of a graph document: which node and output a reference stands for, its
+    name, and the shapes and dtypes of its outputs."""
 
     def __init__(self, nodes: List[Dict[str, Any]]) -> None:
         self.nodes = nodes

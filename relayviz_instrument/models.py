@@ -5,9 +5,11 @@ Each entry makes ``(mod, params)`` with settings that build on a CPU in seconds 
 
 from __future__ import annotations
 
+import platform
+import sys
 from typing import Any, Callable, Dict, Tuple
 
-__all__ = ["MODELS", "workload"]
+__all__ = ["MODELS", "workload", "host_target"]
 
 Workload = Tuple[Any, Dict[str, Any]]
 
@@ -49,7 +51,20 @@ def workload(name: str) -> Workload:
     try:
         make = MODELS[name]
     except KeyError:
-        from .errors import RelayVizError
+        from .errors import RelayVizUsageError
 
-        raise RelayVizError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)}") from None
+        raise RelayVizUsageError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)}") from None
     return make()
+
+
+def host_target() -> str:
+    """An LLVM target for the machine this runs on, named explicitly.
+
+    ``target="llvm"`` means the LLVM build's default triple, which on hhb-tvm (the Relay TVM
+    on PyPI) is RISC-V: code built for it does not run here. This names the host's own CPU
+    (``llvm -mtriple=x86_64-linux-gnu`` on an x86-64 Linux machine).
+    """
+    machine = platform.machine().lower()
+    if sys.platform.startswith("linux") and machine in ("x86_64", "aarch64"):
+        return f"llvm -mtriple={machine}-linux-gnu"
+    return "llvm"

@@ -1,273 +1,75 @@
-"""Rich renderables for diffs: one diff's header and hunk tree, and the op-count table.
-
-Each class is a plain object with ``__rich_console__``; printing it (``console.print(view)``)
-renders it. They take a :class:`~relayviz_instrument.diff.GraphDiff` and never compute one.
-"""
+"""``report_trace``: what each pass of a trace did, hunk by hunk, and the operator calls it
+added and removed — the use case behind ``relayviz report``."""
 
 from __future__ import annotations
 
-import json
+import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Pattern, Tuple, Union
 
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.table import Table
 from rich.text import Text
-from rich.tree import Tree
 
-from .diff.changes import type_text
-from .diff.model import FieldChange, GraphDiff, Hunk, NodeInfo
+from .diff import GraphDiff
+from .diff_view import DiffView, OpDeltaTable
+from .errors import RelayVizUsageError
+from .pass_diffs import PassDiffs
+from .pipeline import pipeline_op_deltas
 from .store import PassRecord
 
-__all__ = ["DiffView", "OpDeltaTable", "diff_counts", "own_op_deltas", "pipeline_events", "pipeline_op_deltas"]
-
-#: Node lines shown under a hunk before "… N more".
-NODE_LINES = 6
-#: Characters of one field value shown before "…".
-VALUE_CHARS = 48
-
-_KIND_STYLE = {
-    "replaced": "magenta", "merged": "blue", "wrapped": "cyan", "unwrapped": "cyan",
-    "inserted": "green", "added": "green", "removed": "red", "changed": "yellow", "rewired": "blue",
-}
+__all__ = ["TraceReport", "report_trace", "changed_passes"]
 
 
-def diff_counts(summary: Mapping[str, Any]) -> Text:
-    """``+added −removed ~changed-or-rewired`` from a diff summary, coloured."""
-    text = Text()
-    text.append(f"+{summary.get('added', 0)}", style="green")
-    text.append(" ")
-    text.append(f"−{summary.get('removed', 0)}", style="red")
-    text.append(" ")
-    text.append(f"~{summary.get('changed', 0) + summary.get('rewired', 0)}", style="yellow")
-    return text
+def changed_passes(records: List[PassRecord], pattern: Optional[Pattern[str]] = None) -> List[PassRecord]:
+    """The records of passes that changed the module (with both snapshots), optionally by name."""
+    return [r for r in records
+            if r.changed and r.before and r.after and (pattern is None or pattern.search(r.name))]
 
 
-@dataclass(frozen=True)
-class DiffView:
-    """A header line (``title``, ``details``, counts) and the diff's hunks as a tree.
+@dataclass
+class TraceReport:
+    """Each changed pass with its diff, and the operator-count table of the pipeline."""
 
-    Hunks of the same kind and label are shown once, with their count; the first of them
-    lists its nodes (at most ``node_lines``): ``−`` removed, ``+`` added, ``~`` changed
-    (with each field, old → new) or rewired, ``=`` moved into or out of a function.
-    """
-
-    diff: GraphDiff
-    title: str
-    details: Sequence[str] = ()
-    node_lines: int = NODE_LINES
-
-    def header(self) -> Text:
-        text = Text(self.title, style="bold")
-        for detail in self.details:
-            text.append("  ")
-            text.append(detail, style="dim")
-        text.append("  ")
-        text.append_text(diff_counts(self.diff.summary))
-        return text
+    trace: Any
+    passes: List[Tuple[PassRecord, GraphDiff]]
+    selected: bool = False
+    op_deltas: List[Tuple[str, Dict[str, int]]] = field(default_factory=list)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        tree = Tree(self.header(), guide_style="dim")
-        if self.diff.is_empty:
-            tree.add(Text("no differences", style="dim"))
-        for group in self.diff.groups():
-            hunk = self.diff.hunks[group.first]
-            label = Text()
-            label.append(group.kind, style=_KIND_STYLE.get(group.kind, ""))
-            if group.count > 1:
-                label.append(f" ×{group.count}", style="bold")
-            label.append("  " + group.label)
-            branch = tree.add(label)
-            lines = list(self._lines(hunk))
-            shown = lines if len(lines) <= self.node_lines else lines[: self.node_lines - 1]
-            for line in shown:
-                branch.add(line)
-            if len(shown) < len(lines):
-                branch.add(Text(f"… {len(lines) - len(shown)} more", style="dim"))
-        yield tree
+        for record, result in self.passes:
+            yield DiffView(result, record.name, [
+                f"#{record.index}", f"depth {record.depth}", f"{record.duration_ms:,.2f} ms",
+                f"{result.nodes_before} → {result.nodes_after} nodes"])
+        if not self.passes:
+            yield Text("no pass changed the module" + (" (among those selected)" if self.selected else ""))
+            return
+        yield OpDeltaTable(self.op_deltas)
 
-    def _lines(self, hunk: Hunk) -> List[Text]:
-        diff = self.diff
-        changed = {m.before: m for m in diff.changed}
-        rewired = {m.before: m for m in diff.rewired}
-        gone = [_node_line("−", "red", diff.info_before[nid]) for nid in _ordered(hunk.removed, diff.info_before)]
-        came = [_node_line("+", "green", diff.info_after[nid]) for nid in _ordered(hunk.added, diff.info_after)]
-        pairs = []
-        for a, b in sorted(hunk.matched, key=lambda ab: diff.info_after[ab[1]].kind != "Call"):
-            info = diff.info_after[b]
-            if a in changed:
-                line = _node_line("~", "yellow", info, with_type=False)
-                line.append("  ")
-                line.append_text(_field_changes(changed[a].fields))
-                if changed[a].inputs_changed:
-                    line.append(", inputs rewired", style="blue")
-            elif a in rewired:
-                line = _node_line("~", "blue", info)
-                line.append("  inputs rewired", style="blue")
-            else:
-                line = _node_line("=", "dim", info)
-            pairs.append(line)
-        if hunk.kind == "wrapped":  # the new function, what moved into it, then its call and parameters
-            return came[:1] + pairs + came[1:]
-        if hunk.kind == "unwrapped":
-            return gone[:1] + pairs + gone[1:]
-        return gone + came + pairs
+    def to_json(self) -> Dict[str, Any]:
+        """``{"trace", "complete", "passes": [{index, name, depth, duration_ms, nodes_before,
+        nodes_after, summary, added, removed, changed, rewired, hunks}]}``."""
+        path = getattr(self.trace, "path", None)
+        return {"trace": None if path is None else str(path), "complete": self.trace.complete,
+                "passes": [{"index": r.index, "name": r.name, "depth": r.depth, "duration_ms": r.duration_ms,
+                            "nodes_before": d.nodes_before, "nodes_after": d.nodes_after, **d.to_json()}
+                           for r, d in self.passes]}
 
 
-def _ordered(ids: Sequence[int], info: Mapping[int, NodeInfo]) -> List[int]:
-    """Functions first, then calls, then the rest, each in the diff's order."""
-    rank = {"Function": 0, "Call": 1}
-    return sorted(ids, key=lambda nid: rank.get(info[nid].kind, 2))
-
-
-def _node_line(mark: str, style: str, info: NodeInfo, with_type: bool = True) -> Text:
-    line = Text()
-    line.append(mark + " ", style=style)
-    line.append(info.name, style="bold")
-    if info.detail:
-        line.append(" " + info.detail)
-    if with_type and info.type:
-        line.append("  " + info.type, style="dim")
-    return line
-
-
-def _field_changes(changes: Sequence[FieldChange]) -> Text:
-    text = Text()
-    for i, change in enumerate(changes):
-        if i:
-            text.append(", ")
-        text.append(change.field + ": ")
-        text.append(_value_text(change.field, change.before), style="red")
-        text.append(" → ")
-        text.append(_value_text(change.field, change.after), style="green")
-    return text
-
-
-def _value_text(name: str, value: Any) -> str:
-    if value is None:
-        return "none"
-    if name in ("type", "ret_type") and isinstance(value, dict):
-        text = type_text(value)
-    elif isinstance(value, str):
-        text = value
-    elif isinstance(value, dict) and "digest" in value:
-        text = str(value["digest"])[:19]
-    else:
-        text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
-
-
-def own_op_deltas(passes: Sequence[Tuple[int, Optional[int], str, Mapping[str, int]]]
-                  ) -> List[Tuple[str, Dict[str, int]]]:
-    """What each pass itself did to operator counts: its diff's ``op_delta`` less those of the
-    passes nested in it (``(index, parent, name, op_delta)`` each). Counts add up along a
-    pipeline, so the results sum to the change from first to last snapshot, each counted once."""
-    nested: Dict[int, Dict[str, int]] = {}
-    for _, parent, _, delta in passes:
-        if parent is not None:
-            total = nested.setdefault(parent, {})
-            for op, count in delta.items():
-                total[op] = total.get(op, 0) + count
-    out = []
-    for index, _, name, delta in passes:
-        inner = nested.get(index, {})
-        own = {op: delta.get(op, 0) - inner.get(op, 0) for op in sorted(set(delta) | set(inner))}
-        out.append((name, {op: count for op, count in own.items() if count}))
-    return out
-
-
-def pipeline_events(records: Sequence[PassRecord]) -> List[int]:
-    """Indices of the pass events whose input was the pipeline's module at the time.
-
-    Passes also run on modules of their own: SimplifyExpr and FoldConstant type-check a
-    temporary module (``_tmp``), and a function pass runs InferType on the module it is
-    rewriting before it returns. Their changes never reach the pipeline as such (the enclosing
-    pass's diff holds what does), so summing them would count operators that were never added.
-    An event is on the pipeline when its ``before`` snapshot is the one the last such event
-    left; a pass nested in it is on the pipeline only if it, too, received that module. An
-    event with no such event open around it is on the pipeline whatever its input: passes left
-    out of the trace (``passes=``/``exclude=``) may have changed the module in between.
-    """
-    current: Optional[str] = None
-    on: List[int] = []
-    ends: List[Tuple[int, PassRecord]] = []  # events on the pipeline still open, by depth
-
-    def close(depth: int) -> None:
-        nonlocal current
-        while ends and ends[-1][0] >= depth:
-            _, done = ends.pop()
-            if done.after is not None:
-                current = done.after
-
-    for r in records:
-        close(r.depth)
-        if r.before is None:
-            continue
-        if not ends or r.before == current:
-            current = r.before
-            on.append(r.index)
-            ends.append((r.depth, r))
-    return on
-
-
-def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff]
-                       ) -> List[Tuple[str, Dict[str, int]]]:
-    """``(pass name, op delta)`` for :class:`OpDeltaTable`: what each pass on the pipeline did
-    itself (:func:`own_op_deltas`), from the ``diffs`` of some of the ``records`` by index.
-
-    Passes off the pipeline (:func:`pipeline_events`) are left out; with every changed pass
-    on it diffed, the deltas sum to the change from the first snapshot to the last.
-    """
-    on = set(pipeline_events(records))
-    by_index = {r.index: r for r in records}
-    rows = []
-    for r in records:
-        if r.index not in diffs or r.index not in on:
-            continue
-        parent = r.parent
-        while parent is not None and not (parent in diffs and parent in on):
-            parent = by_index[parent].parent if parent in by_index else None
-        rows.append((r.index, parent, r.name, diffs[r.index].op_delta))
-    return own_op_deltas(rows)
-
-
-@dataclass(frozen=True)
-class OpDeltaTable:
-    """Operator calls added and removed, summed over passes.
-
-    ``passes`` holds ``(pass name, op delta)`` pairs: a diff's ``op_delta`` (or the ``ops`` of
-    its summary), or for nested passes what :func:`own_op_deltas` makes of them. One row per
-    operator, sorted by name.
-    """
-
-    passes: Sequence[Tuple[str, Mapping[str, int]]]
-    title: str = "operator calls across the pipeline"
-    rows: Dict[str, Tuple[int, int, List[str]]] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        rows: Dict[str, Tuple[int, int, List[str]]] = {}
-        for name, delta in self.passes:
-            for op, count in delta.items():
-                plus, minus, names = rows.get(op, (0, 0, []))
-                if count > 0:
-                    plus += count
-                else:
-                    minus -= count
-                if name not in names:
-                    names = names + [name]
-                rows[op] = (plus, minus, names)
-        object.__setattr__(self, "rows", dict(sorted(rows.items())))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        table = Table(title=self.title, title_justify="left", show_edge=False)
-        table.add_column("operator")
-        table.add_column("+", justify="right", style="green")
-        table.add_column("−", justify="right", style="red")
-        table.add_column("net", justify="right")
-        table.add_column("passes")
-        for op, (plus, minus, names) in self.rows.items():
-            net = plus - minus
-            table.add_row(op, str(plus), str(minus), f"{net:+d}".replace("-", "−"), ", ".join(names))
-        if not self.rows:
-            table.add_row("(none)", "0", "0", "+0", "")
-        yield table
+def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None) -> TraceReport:
+    """Diff every pass of ``trace`` that changed the module (those whose name matches the
+    regular expression ``passes``, if given) and count the operators each added and removed
+    along the pipeline."""
+    if isinstance(passes, str):
+        try:
+            passes = re.compile(passes)
+        except re.error as exc:
+            raise RelayVizUsageError(f"--pass: not a regular expression: {exc}") from None
+    diffs = PassDiffs(trace)
+    found: List[Tuple[PassRecord, GraphDiff]] = []
+    for record in changed_passes(trace.records, passes):
+        result = diffs.diff(record)
+        assert result is not None
+        found.append((record, result))
+    diffs.save()
+    deltas = pipeline_op_deltas(trace.records, {r.index: d for r, d in found})
+    return TraceReport(trace, found, passes is not None, deltas)

@@ -1,22 +1,26 @@
-"""Rich renderables for a trace as a whole: its summary and its pass table.
+"""A trace as a whole: its summary, its pass table, and ``show_trace``, the use case behind
+``relayviz show``.
 
-Both take any object with ``records`` (a list of :class:`PassRecord`), ``complete`` and
-``problems``: a :class:`~relayviz_instrument.store.Trace` read from disk, or a live
-:class:`~relayviz_instrument.capture.RelayVizTrace`.
+The renderables take any object with ``records`` (a list of :class:`PassRecord`),
+``complete`` and ``problems``: a :class:`~relayviz_instrument.store.Trace` read from disk,
+or a live :class:`~relayviz_instrument.capture.RelayVizTrace`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from .pass_diffs import PassDiffs
+from .pipeline import RECORD_GRAPH_FIX, graph_missing
 from .store import PassRecord
 
-__all__ = ["TraceSummary", "PassTable", "select_records"]
+__all__ = ["TraceSummary", "PassTable", "TraceOverview", "select_records", "show_trace"]
 
 
 def select_records(records: Sequence[PassRecord], *, everything: bool = False) -> List[PassRecord]:
@@ -66,17 +70,40 @@ class TraceSummary:
         for r in records:
             if r.error is not None and not any(c.error is not None and c.parent == r.index for c in records):
                 yield Text(f"pass {r.name} (#{r.index}) failed: {r.error.splitlines()[0]}", style="bold red")
+        for note in trace_notes(records):
+            yield Text("note: " + note, style="yellow")
+
+
+def trace_notes(records: Sequence[PassRecord]) -> List[str]:
+    """What a reader of the trace should know that no row shows: a built graph that was not
+    recorded, modules that could not be snapshotted (and why)."""
+    notes = []
+    if graph_missing(records):
+        notes.append("the model was lowered (relay.build ran) but its built graph was not recorded, so the "
+                     f"trace ends at the last Relay module: {RECORD_GRAPH_FIX}")
+    why: Dict[str, int] = {}
+    for r in records:
+        if r.note:
+            why[r.note] = why.get(r.note, 0) + 1
+    notes.extend(f"{text} ({count} pass events)" for text, count in why.items())
+    return notes
 
 
 class PassTable:
-    """The pass-by-pass table: name (indented by depth), time, change, node counts, + - ~."""
+    """The pass-by-pass table: name (indented by depth), time, change, node counts, + - ~.
 
-    def __init__(self, records: Iterable[PassRecord], *, title: Optional[str] = None) -> None:
+    ``summaries`` maps record indices to diff summaries (:class:`~relayviz_instrument.pass_diffs.PassDiffs`);
+    a changed pass without one shows no counts.
+    """
+
+    def __init__(self, records: Iterable[PassRecord], summaries: Optional[Mapping[int, Mapping[str, Any]]] = None,
+                 *, title: Optional[str] = None) -> None:
         self.records = list(records)
+        self.summaries = dict(summaries or {})
         self.title = title
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        rows = [self._row(r) for r in self.records]
+        rows = [self._row(r, self.summaries.get(r.index)) for r in self.records]
         if not rows:
             yield Text("no pass changed the module", style="dim")
             return
@@ -102,7 +129,7 @@ class PassTable:
         yield Group(table)
 
     @staticmethod
-    def _row(r: PassRecord) -> List[Any]:
+    def _row(r: PassRecord, summary: Optional[Mapping[str, Any]]) -> List[Any]:
         name = Text("  " * (r.depth - 1) + r.name, style="bold red" if r.error else None)
         if r.error is not None:
             changed = Text("failed", style="bold red")
@@ -116,9 +143,40 @@ class PassTable:
             nodes = str(r.nodes_before)
         else:
             nodes = f"{r.nodes_before} -> {r.nodes_after}"
-        summary = r.summary or {}
+        summary = summary or {}
         plus = str(summary.get("added", "")) if r.changed else ""
         minus = str(summary.get("removed", "")) if r.changed else ""
         tilde = (str(summary.get("changed", 0) + summary.get("rewired", 0))
                  if r.changed and summary else "")
         return [str(r.index), name, str(r.depth), _ms(r.duration_ms), changed, nodes, plus, minus, tilde]
+
+
+@dataclass
+class TraceOverview:
+    """What ``relayviz show`` prints: the trace's summary and its pass table, or as JSON the
+    header and every record with its diff summary."""
+
+    trace: Any
+    records: List[PassRecord]
+    summaries: Dict[int, Dict[str, Any]]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        path = getattr(self.trace, "path", None)
+        yield TraceSummary(self.trace, path=None if path is None else str(path))
+        yield PassTable(self.records, self.summaries)
+
+    def to_json(self) -> Dict[str, Any]:
+        """``{"trace", "complete", "problems", "notes", "header", "records", "summaries"}``:
+        every record as recorded, and the diff summary of each changed pass by record index."""
+        trace = self.trace
+        return {"trace": str(trace.path) if trace.path is not None else None, "complete": trace.complete,
+                "problems": list(trace.problems), "notes": trace_notes(trace.records),
+                "header": getattr(trace, "header", {}), "records": [r.to_json() for r in trace.records],
+                "summaries": {str(index): summary for index, summary in sorted(self.summaries.items())}}
+
+
+def show_trace(trace: Any, *, everything: bool = False) -> TraceOverview:
+    """The overview of ``trace`` (read with :func:`~relayviz_instrument.load_trace`, or live):
+    by default only the passes that changed the module or failed; ``everything`` lists all."""
+    return TraceOverview(trace, select_records(trace.records, everything=everything),
+                         PassDiffs(trace).summaries(trace.records))

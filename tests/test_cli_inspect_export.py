@@ -11,7 +11,7 @@ from rich.console import Console
 
 from relayviz_instrument import from_graph_json, summarize_graph, to_relayviz
 from relayviz_instrument.cli import main
-from relayviz_instrument.cli.inspect import render_summary
+from relayviz_instrument.inspect_view import GraphReport
 from relayviz_instrument.format import encode
 
 DATA = Path(__file__).parent / "data" / "graph_json"
@@ -44,7 +44,7 @@ outputs (2)  [1, 2, 8, 8] float32 <- add1, [1, 2, 8, 8] float32 <- split1:1
 def test_the_table_of_the_nnvm_graph():
     console = Console(width=100, color_system=None, record=True)
     summary = summarize_graph(from_graph_json(DATA / "nnvm_split.json"), param_names=["conv1_weight", "conv1_bias"])
-    console.print(render_summary(summary, params_file=Path("nnvm_split.params")))
+    console.print(GraphReport(summary, params_file=Path("nnvm_split.params")))
     assert console.export_text() == NNVM_TABLE
 
 

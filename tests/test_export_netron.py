@@ -19,9 +19,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from relayviz_instrument import (RelayVizFormatError, RelayVizSerializeError, from_graph_json, summarize_graph,
+from relayviz_instrument import (RelayVizExportError, RelayVizFormatError, RelayVizUsageError, from_graph_json,
+                                 summarize_graph,
                                  to_graph_executor_json, to_relayviz, write_netron)
-from relayviz_instrument.export import params_path
+from relayviz_instrument.graph_json import params_path
 from relayviz_instrument.format import SMALL_TENSOR_ELEMENTS
 
 DATA = Path(__file__).parent / "data" / "graph_json"
@@ -435,12 +436,12 @@ def test_control_flow_is_refused_naming_the_node():
     func = relay.Function([x, cond], relay.If(cond, relay.nn.relu(x), relay.negative(x)))
     doc = to_relayviz(relay.transform.InferType()(tvm.IRModule.from_expr(func)))
     if_id = next(i for i, n in enumerate(doc["nodes"]) if n["node_kind"] == "If")
-    with pytest.raises(RelayVizSerializeError, match=rf"node {if_id} \(If\): not a dataflow expression"):
+    with pytest.raises(RelayVizExportError, match=rf"node {if_id} \(If\): not a dataflow expression"):
         to_graph_executor_json(doc)
 
 
 def test_netron_needs_a_json_file_name(tmp_path):
-    with pytest.raises(RelayVizFormatError, match=r"only in files named \*\.json"):
+    with pytest.raises(RelayVizUsageError, match=r"only in files named \*\.json"):
         write_netron(from_graph_json(DATA / "seed_001.json"), tmp_path / "graph.txt")
     assert list(tmp_path.iterdir()) == []
 

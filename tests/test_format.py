@@ -22,7 +22,7 @@ import pytest
 from hypothesis import assume, given, strategies as st
 
 from relayviz_instrument import format as fmt
-from relayviz_instrument.errors import RelayVizFormatError, UnknownNodeKindWarning
+from relayviz_instrument.errors import RelayVizFormatError, RelayVizIOError, UnknownNodeKindWarning
 
 DATA = Path(__file__).parent / "data"
 MALFORMED_DIR = DATA / "malformed"
@@ -110,10 +110,10 @@ def test_load_rejects_malformed_file_with_one_line_naming_file_node_field(name: 
 
 def test_load_names_an_unreadable_path() -> None:
     missing = DATA / "no_such_file.json"
-    with pytest.raises(RelayVizFormatError, match="cannot read the file") as info:
+    with pytest.raises(RelayVizIOError, match="cannot read the file") as info:  # not a format error
         fmt.load(missing)
-    assert str(missing) in str(info.value)
-    with pytest.raises(RelayVizFormatError, match="cannot read the file"):
+    assert str(missing) in str(info.value) and not isinstance(info.value, RelayVizFormatError)
+    with pytest.raises(RelayVizIOError, match="cannot read the file"):
         fmt.load(DATA)  # a directory
 
 

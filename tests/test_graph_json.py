@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relayviz_instrument import (GraphJSONError, RelayVizFormatError, dumps, from_graph_json, read_document,
+from relayviz_instrument import (GraphJSONError, RelayVizFormatError, RelayVizIOError, dumps, from_graph_json, read_document,
                                  validate)
 from relayviz_instrument.format import encode, new_document
-from relayviz_instrument.serialize.graph_json import format_attr_value, param_names, parse_attr_value
+from relayviz_instrument.graph_json import format_attr_value, param_names, parse_attr_value
 
 DATA = Path(__file__).parent / "data" / "graph_json"
 SEED = DATA / "seed_001.json"
@@ -269,8 +269,9 @@ def test_read_document_rejects_other_files(tmp_path, content, error, fragment):
 
 
 def test_read_document_names_a_missing_file(tmp_path):
-    with pytest.raises(RelayVizFormatError, match="cannot read the file"):
+    with pytest.raises(RelayVizIOError, match="cannot read the file") as info:
         read_document(tmp_path / "missing.json")
+    assert str(tmp_path / "missing.json") in str(info.value)
 
 
 # -- the malformed corpus -------------------------------------------------------------------------

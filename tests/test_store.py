@@ -10,8 +10,8 @@ import pytest
 
 from relayviz_instrument.errors import RelayVizFormatError, RelayVizTraceError
 from relayviz_instrument.format import encode, new_document
-from relayviz_instrument.store import (MANIFEST, TRACE_FORMAT, MemoryStore, TraceWriter, load_trace,
-                                       new_trace_dir, snapshot_ref)
+from relayviz_instrument.store import (MANIFEST, TRACE_FORMAT, DirectoryStore, MemoryStore, PassRecord, TraceSink,
+                                       load_trace, new_trace_dir, snapshot_ref)
 
 
 def _doc(name: str = "x"):
@@ -27,22 +27,23 @@ def _write(tmp_path: Path, lines):
 HEADER = {"type": "header", "trace_format": TRACE_FORMAT}
 
 
-def test_snapshots_are_content_addressed_and_stored_once(tmp_path):
-    writer = TraceWriter(tmp_path / "t", {"options": {}})
+def test_snapshots_are_content_addressed_compressed_and_stored_once(tmp_path):
+    writer = DirectoryStore(tmp_path / "t")
     ref_a = writer.put(_doc("a"))
     assert writer.put(_doc("a")) == ref_a
     ref_b = writer.put(_doc("b"))
     assert ref_a != ref_b
     assert ref_a == snapshot_ref(encode(_doc("a")))
     files = sorted(p.name for p in (tmp_path / "t" / "snapshots").iterdir())
-    assert files == sorted([f"{ref_a}.json", f"{ref_b}.json"])  # no temporary files left behind
+    assert files == sorted([f"{ref_a}.json.zst", f"{ref_b}.json.zst"])  # no temporary files left behind
+    assert (tmp_path / "t" / "snapshots" / f"{ref_a}.json.zst").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"
     assert writer.get(ref_a) == _doc("a")
     writer.close()
 
 
 def test_memory_store_gives_the_same_refs(tmp_path):
     memory = MemoryStore()
-    writer = TraceWriter(tmp_path / "t", {})
+    writer = DirectoryStore(tmp_path / "t")
     assert memory.put(_doc("a")) == writer.put(_doc("a"))
     assert memory.get(memory.put(_doc("a"))) == _doc("a")
     with pytest.raises(RelayVizTraceError, match="no snapshot"):
@@ -50,21 +51,21 @@ def test_memory_store_gives_the_same_refs(tmp_path):
 
 
 def test_manifest_lines_are_on_disk_before_close(tmp_path):
-    writer = TraceWriter(tmp_path / "t", {})
-    writer.append({"type": "begin", "index": 0, "name": "P", "depth": 1, "parent": None})
+    writer = TraceSink(DirectoryStore(tmp_path / "t"), {})
+    writer.begin(PassRecord(index=0, name="P"))
     lines = (tmp_path / "t" / MANIFEST).read_bytes().splitlines()
     assert [orjson.loads(line)["type"] for line in lines] == ["header", "begin"]
     trace = load_trace(tmp_path / "t")
     assert not trace.complete
     assert trace.records[0].name == "P" and "process stopped" in trace.records[0].error
-    writer.close()
+    writer.close(complete=True, problems=[], events=1, instrument_ms=0.0)
 
 
 def test_a_non_empty_directory_is_refused(tmp_path):
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "other.txt").write_text("someone else's file")
     with pytest.raises(RelayVizTraceError, match="not empty"):
-        TraceWriter(tmp_path / "t", {})
+        DirectoryStore(tmp_path / "t")
 
 
 def test_new_trace_dirs_are_distinct_even_when_made_at_once(tmp_path):
@@ -125,3 +126,57 @@ def test_an_end_without_a_begin_is_corrupt(tmp_path):
     _write(tmp_path, [HEADER, {"type": "end", "index": 4}])
     with pytest.raises(RelayVizTraceError, match="never began"):
         load_trace(tmp_path)
+
+
+def test_the_sink_writes_each_line_once_in_order_and_late_events_after_the_close(tmp_path):
+    sink = TraceSink(DirectoryStore(tmp_path / "t"), {"options": {}})
+    first, late = PassRecord(index=0, name="A"), PassRecord(index=1, name="GraphExecutorCodegen", ir="graph_executor")
+    sink.begin(first)
+    with pytest.raises(RelayVizTraceError, match="began twice"):
+        sink.begin(first)
+    sink.end(first)
+    with pytest.raises(RelayVizTraceError, match="ended twice"):
+        sink.end(first)
+    sink.close(complete=True, problems=[], events=1, instrument_ms=1.0)
+    sink.close(complete=False, problems=["ignored"], events=1, instrument_ms=2.0)  # once only
+    sink.add_after_close(late)
+    lines = [orjson.loads(line) for line in (tmp_path / "t" / MANIFEST).read_bytes().splitlines()]
+    assert [line["type"] for line in lines] == ["header", "begin", "end", "close", "begin", "end"]
+    trace = load_trace(tmp_path / "t")
+    assert trace.complete and [r.name for r in trace.records] == ["A", "GraphExecutorCodegen"]
+
+
+def test_a_directory_claimed_by_another_writer_is_refused(tmp_path):
+    first = DirectoryStore(tmp_path / "t")
+    with pytest.raises(RelayVizTraceError, match="not empty|another trace"):
+        DirectoryStore(tmp_path / "t")
+    first.close()
+
+
+def test_two_writers_racing_for_one_directory_never_share_it(tmp_path):
+    outcomes = []
+
+    def claim():
+        try:
+            outcomes.append(DirectoryStore(tmp_path / "t"))
+        except RelayVizTraceError as exc:
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(isinstance(o, DirectoryStore) for o in outcomes) == 1
+    assert all("not empty" in str(o) or "another trace" in str(o) for o in outcomes if isinstance(o, Exception))
+
+
+def test_traces_of_format_1_with_plain_snapshots_are_still_read(tmp_path):
+    old_header = {"type": "header", "trace_format": "relayviz-trace/1"}
+    ref = snapshot_ref(encode(_doc("a")))
+    _write(tmp_path, [old_header, {"type": "begin", "index": 0, "name": "A", "before": ref},
+                      {"type": "end", "index": 0, "after": ref, "changed": False, "summary": {"added": 1}},
+                      {"type": "close"}])
+    (tmp_path / "snapshots" / f"{ref}.json").write_bytes(encode(_doc("a")))
+    trace = load_trace(tmp_path)
+    assert trace.complete and trace.snapshot(ref) == _doc("a")

@@ -6,14 +6,16 @@ from relayviz_instrument.store import PassRecord
 from relayviz_instrument.trace_view import PassTable
 
 
+SUMMARIES = {0: {"added": 279, "removed": 207, "changed": 3, "rewired": 0},
+             14: {"added": 253, "removed": 43, "changed": 10, "rewired": 8}}
+
+
 def _records():
-    summary = {"added": 253, "removed": 43, "changed": 10, "rewired": 8}
     return [
         PassRecord(index=0, name="sequential", depth=1, duration_ms=10610.74, changed=True,
-                   nodes_before=214, nodes_after=286, summary={"added": 279, "removed": 207,
-                                                               "changed": 3, "rewired": 0}),
+                   nodes_before=214, nodes_after=286),
         PassRecord(index=14, name="SimplifyInference", depth=2, parent=0, duration_ms=15.6, changed=True,
-                   nodes_before=214, nodes_after=424, summary=summary),
+                   nodes_before=214, nodes_after=424),
         PassRecord(index=23, name="BackwardFoldScaleAxis", depth=5, parent=14, duration_ms=22.84,
                    changed=False, nodes_before=175, nodes_after=175),
         PassRecord(index=1612, name="tir.Simplify", depth=2, parent=0, duration_ms=0.25, ir="tir"),
@@ -24,7 +26,7 @@ def _records():
 
 def _render(width):
     console = Console(width=width, color_system=None, record=True)
-    console.print(PassTable(_records()))
+    console.print(PassTable(_records(), SUMMARIES))
     return console.export_text()
 
 

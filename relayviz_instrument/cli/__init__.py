@@ -1,9 +1,10 @@
 """The ``relayviz`` command line: argument parsing and printing only.
 
 Each command lives in its own module with ``register(subparsers)``, which adds its parser
-and sets ``func`` to a ``run(args, console) -> int``. Everything a command does is a
-library call a user could make; bad input (any :class:`RelayVizError`) prints one line to
-standard error and exits with status 2, without a traceback.
+and sets ``func`` to a ``run(args, console) -> int`` that calls one library function and
+prints what it returns (a rich renderable, or its JSON with ``--json``). Bad input (any
+:class:`RelayVizError`) prints one line to standard error and exits with the status
+:data:`~relayviz_instrument.errors.EXIT_STATUS` gives it (2), without a traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import List, Optional
 from rich.console import Console
 
 from ..errors import RelayVizError
+from ._output import print_error
 
 __all__ = ["main", "build_parser"]
 
@@ -44,8 +46,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         return int(args.func(args, console) or 0)
     except RelayVizError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
-        return 2
+        return print_error(exc)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `relayviz show ... | head`

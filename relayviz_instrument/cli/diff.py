@@ -7,13 +7,11 @@ input that cannot be read.
 from __future__ import annotations
 
 import argparse
-import sys
-import orjson
+
 from rich.console import Console
 
-from ..diff import diff
-from ..report import DiffView
-from ..serialize.graph_json import read_document
+from ..compare import compare_files
+from ._output import print_result
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -31,11 +29,6 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    before, after = read_document(args.before), read_document(args.after)
-    result = diff(before, after)
-    if args.json:
-        sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
-    else:
-        console.print(DiffView(result, f"{args.before} → {args.after}",
-                               [f"{result.nodes_before} → {result.nodes_after} nodes"]))
-    return 0 if result.is_empty else 1
+    result = compare_files(args.before, args.after)
+    print_result(console, result, args.json)
+    return 0 if result.same else 1

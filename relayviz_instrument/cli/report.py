@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
-from typing import Any, Dict, List, Optional, Pattern
+from typing import Pattern
 
-import orjson
 from rich.console import Console
 
-from ..diff import GraphDiff, diff
-from ..report import DiffView, OpDeltaTable, pipeline_op_deltas
-from ..store import PassRecord, Trace, load_trace
+from ..report import report_trace
+from ..store import load_trace
+from ._output import print_result
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -37,44 +35,6 @@ def _pattern(text: str) -> Pattern[str]:
         raise argparse.ArgumentTypeError(f"not a regular expression: {exc}") from None
 
 
-def changed_passes(trace: Trace, pattern: Optional[Pattern[str]] = None) -> List[PassRecord]:
-    """The records of passes that changed the module (with both snapshots), optionally by name."""
-    return [r for r in trace.records
-            if r.changed and r.before and r.after and (pattern is None or pattern.search(r.name))]
-
-
 def run(args: argparse.Namespace, console: Console) -> int:
-    trace = load_trace(args.trace)
-    records = changed_passes(trace, args.pass_pattern)
-    documents: Dict[str, Dict[str, Any]] = {}
-
-    def snapshot(ref: str) -> Dict[str, Any]:
-        # A pass's output is the next pass's input: keep the documents of the last diff.
-        if ref not in documents:
-            if len(documents) > 2:
-                documents.pop(next(iter(documents)))
-            documents[ref] = trace.snapshot(ref)
-        return documents[ref]
-
-    diffs: List[GraphDiff] = []
-    passes: List[Dict[str, Any]] = []
-    for record in records:
-        result = diff(snapshot(record.before), snapshot(record.after))  # type: ignore[arg-type]
-        diffs.append(result)
-        if args.json:
-            passes.append({"index": record.index, "name": record.name, "depth": record.depth,
-                           "duration_ms": record.duration_ms, "nodes_before": result.nodes_before,
-                           "nodes_after": result.nodes_after, **result.to_json()})
-        else:
-            console.print(DiffView(result, record.name, [
-                f"#{record.index}", f"depth {record.depth}", f"{record.duration_ms:,.2f} ms",
-                f"{result.nodes_before} → {result.nodes_after} nodes"]))
-    if args.json:
-        out = {"trace": str(trace.path), "complete": trace.complete, "passes": passes}
-        sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
-        return 0
-    if not records:
-        console.print("no pass changed the module" + (" (among those --pass selects)" if args.pass_pattern else ""))
-        return 0
-    console.print(OpDeltaTable(pipeline_op_deltas(trace.records, {r.index: d for r, d in zip(records, diffs)})))
+    print_result(console, report_trace(load_trace(args.trace), args.pass_pattern), args.json)
     return 0

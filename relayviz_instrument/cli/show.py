@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-import orjson
 from rich.console import Console
 
 from ..store import load_trace
-from ..trace_view import PassTable, TraceSummary, select_records
+from ..trace_view import show_trace
+from ._output import print_result
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -26,12 +25,5 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    trace = load_trace(args.trace)
-    if args.json:
-        out = {"trace": str(trace.path), "complete": trace.complete, "problems": trace.problems,
-               "header": trace.header, "records": [r.to_json() for r in trace.records]}
-        sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
-        return 0
-    console.print(TraceSummary(trace, path=str(trace.path)))
-    console.print(PassTable(select_records(trace.records, everything=args.everything)))
+    print_result(console, show_trace(load_trace(args.trace), everything=args.everything), args.json)
     return 0

@@ -25,8 +25,12 @@ from .model import FieldChange, GraphDiff, Hunk, HunkGroup, NodeInfo, NodeMatch
 from .signatures import Labels, SignatureTable
 from .view import GraphView
 
-__all__ = ["diff", "GraphDiff", "NodeMatch", "FieldChange", "NodeInfo", "Hunk", "HunkGroup",
+__all__ = ["diff", "DIFF_VERSION", "GraphDiff", "NodeMatch", "FieldChange", "NodeInfo", "Hunk", "HunkGroup",
            "Edit", "EditScript", "edit_script", "apply_edits"]
+
+#: The version of what :func:`diff` answers: raised whenever the same two documents may give
+#: another result, so that results derived from stored traces (cached summaries) are redone.
+DIFF_VERSION = 1
 
 
 def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:

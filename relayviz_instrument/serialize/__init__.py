@@ -1,35 +1,108 @@
-"""Serializers: IR objects of each dialect to RelayViz documents (one module per dialect).
+"""Serializers: IR objects of each dialect to RelayViz documents, one module per dialect.
 
-Serializers never write files; :mod:`relayviz_instrument.store` does.
+Which dialect a module holds is read from the classes of its functions, without importing
+any dialect, and each dialect's serializer is imported only when a module of that dialect is
+seen: the package imports on a TVM that has Relay, Relax, both or neither. Serializers never
+write files; :mod:`relayviz_instrument.store` does.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import importlib
+from typing import Any, Dict, Optional, Protocol
 
-from ..errors import RelayVizSerializeError
+from ..errors import RelayVizDependencyError, RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, encode
 
-__all__ = ["to_relayviz", "dumps"]
+__all__ = ["Serializer", "SERIALIZERS", "module_ir", "serializer_for", "to_relayviz", "dumps"]
+
+
+class Serializer(Protocol):
+    """Writes the modules and expressions of one IR dialect as RelayViz documents.
+
+    One serializer serves a whole compilation: it may remember what it read from IR objects
+    that later snapshots share.
+    """
+
+    def module(self, mod: Any) -> Dict[str, Any]:
+        """The document of an ``IRModule``."""
+        ...
+
+    def expr(self, obj: Any) -> Dict[str, Any]:
+        """The document of one function or expression (its node is the root's ``root``)."""
+        ...
+
+
+#: Dialect (as :func:`module_ir` names it) -> ``module:class`` of its serializer. TIR-only
+#: modules are written by the Relay serializer, one node per PrimFunc.
+SERIALIZERS: Dict[str, str] = {
+    "relay": "relay:RelaySerializer",
+    "tir": "relay:RelaySerializer",
+}
+
+#: The Python package of each dialect's function classes (``tvm.relay.function.Function``).
+_DIALECT_PACKAGES = {"relay": "relay", "relax": "relax", "tir": "tir"}
+
+
+def _dialect(obj: Any) -> str:
+    parts = type(obj).__module__.split(".")
+    return _DIALECT_PACKAGES.get(parts[1], "other") if len(parts) > 1 and parts[0] == "tvm" else "other"
+
+
+def module_ir(mod: Any) -> str:
+    """The dialect of an ``IRModule``: ``relay`` or ``relax`` if it holds such a function,
+    ``tir`` if it holds only PrimFuncs, ``empty`` if nothing (the device side of a CPU build
+    after the host/device split), else ``other``. Imports no dialect."""
+    kinds = set()
+    for func in mod.functions.values():
+        dialect = _dialect(func)
+        if dialect in ("relay", "relax"):
+            return dialect
+        kinds.add(dialect)
+    if not kinds:
+        return "empty"
+    return "tir" if kinds == {"tir"} else "other"
+
+
+def serializer_for(ir: str, *, full_values: bool = False, small_elements: int = SMALL_TENSOR_ELEMENTS,
+                   tir_bodies: bool = True) -> Serializer:
+    """A new serializer for dialect ``ir`` (see :func:`module_ir`).
+
+    Raises :class:`RelayVizSerializeError` for a dialect no serializer writes, and
+    :class:`RelayVizDependencyError` when the installed TVM lacks what it needs (Relay on
+    TVM 0.20 and later): the message says why, for ``relayviz show`` to repeat.
+    """
+    try:
+        module, cls = SERIALIZERS[ir].split(":")
+    except KeyError:
+        raise RelayVizSerializeError(f"no serializer writes {ir!r} modules") from None
+    try:
+        found = importlib.import_module(f"{__name__}.{module}")
+    except ImportError as exc:
+        raise RelayVizDependencyError(f"the installed TVM cannot serialize {ir} modules: {exc}") from None
+    return getattr(found, cls)(full_values=full_values, small_elements=small_elements, tir_bodies=tir_bodies)
 
 
 def to_relayviz(obj: Any, *, full_values: bool = False,
                 small_elements: int = SMALL_TENSOR_ELEMENTS) -> Dict[str, Any]:
-    """Serialize a Relay ``IRModule``, function or expression to a RelayViz document (a dict).
+    """Serialize an ``IRModule``, a function or an expression to a RelayViz document (a dict).
 
     Tensor constants with more than ``small_elements`` elements carry a content digest
     instead of their values unless ``full_values`` is true. The result is deterministic:
     the same module gives an equal document in every process.
     """
-    from .relay import RelaySerializer  # imports tvm: only when asked for
-
-    serializer = RelaySerializer(full_values=full_values, small_elements=small_elements)
     import tvm
 
     if isinstance(obj, tvm.IRModule):
-        return serializer.module(obj)
+        ir = module_ir(obj)
+        if ir == "empty":
+            ir = "relay"
+        return serializer_for(ir, full_values=full_values, small_elements=small_elements).module(obj)
     if isinstance(obj, (tvm.ir.RelayExpr, tvm.ir.BaseFunc)):
-        return serializer.expr(obj)
+        ir = _dialect(obj)
+        if ir not in SERIALIZERS:
+            ir = "relay"
+        return serializer_for(ir, full_values=full_values, small_elements=small_elements).expr(obj)
     raise RelayVizSerializeError(
         f"cannot serialize a {type(obj).__name__}: pass an IRModule, a relay.Function or a relay.Expr")
 

@@ -11,27 +11,18 @@ mapping is described in ``docs/graph_json.md``. It never imports TVM and never w
 
 from __future__ import annotations
 
-import ast
-import math
 import os
-import re
-import struct
-from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import orjson
 
-from ..errors import GraphJSONError, RelayVizFormatError
-from ..format import FORMAT, loads, new_document
+from .._checks import is_int as _is_int, json_type_name as _describe
+from .._files import parse_json, read_input
+from ..errors import GraphJSONError
+from ..format import new_document
+from .attrs import parse_attr_value
 
-__all__ = [
-    "GRAPH_IRS",
-    "from_graph_json",
-    "read_document",
-    "parse_attr_value",
-    "format_attr_value",
-    "param_names",
-]
+__all__ = ["GRAPH_IRS", "from_graph_json", "document_from_graph"]
 
 #: The ``ir`` root field of documents made from graph JSON.
 GRAPH_IRS = ("graph_executor", "nnvm")
@@ -47,9 +38,6 @@ _NNVM_TYPE_CODES = {
     7: "int16", 8: "uint16", 9: "uint32", 10: "uint64", 11: "bool",
 }
 
-_INT = re.compile(r"[+-]?\d+\Z")
-_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
-_PARAMS_MAGIC = 0xF7E58D4F05049CB7  # TVM's kTVMNDArrayListMagic, first in a .params file
 #: More outputs than this on one node is a damaged file, not a graph (and would exhaust memory).
 _MAX_OUTPUTS = 1 << 16
 
@@ -69,146 +57,19 @@ def from_graph_json(source: GraphSource, *, source_name: Optional[str] = None) -
     return _GraphReader(graph, source_name or name).document()
 
 
-def read_document(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
-    """Read a RelayViz document, or graph executor / NNVM graph JSON converted to one.
-
-    The file is recognised by its keys: ``"format": "relayviz"`` makes it a RelayViz
-    document (read and validated by :func:`relayviz_instrument.format.loads`); ``nodes``
-    without ``format`` makes it graph JSON (read by :func:`from_graph_json`). Anything else
-    raises :class:`RelayVizFormatError`.
-    """
-    source = str(path)
-    data = _read_bytes(Path(path))
-    obj = _parse_json(data, source, RelayVizFormatError)
-    if isinstance(obj, dict) and "format" in obj:
-        return loads(data, source=source)
-    if isinstance(obj, dict) and "nodes" in obj:
-        return _GraphReader(obj, source).document()
-    raise RelayVizFormatError(
-        "neither a RelayViz document (no 'format' key) nor graph JSON (no 'nodes' key)",
-        source=source, hint=f"pass a '{FORMAT}' snapshot or the JSON of lib.get_graph_json()")
-
-
-def parse_attr_value(text: Any) -> Any:
-    """One node attribute as stored in graph JSON (a string) to the JSON value it spells.
-
-    ``"1"`` gives 1, ``"0.5"`` 0.5, ``"True"``/``"False"`` booleans, ``"None"`` null,
-    ``"(1, 1)"`` and ``"[3, 3]"`` lists; anything else (``"NCHW"``, ``""``) stays a string.
-    Values that are not strings are returned unchanged.
-    """
-    if not isinstance(text, str):
-        return text
-    s = text.strip()
-    if _INT.match(s) and len(s) <= 100:  # longer digit strings are identifiers, not numbers
-        return int(s)
-    if _FLOAT.match(s) and len(s) <= 100:
-        value = float(s)
-        return value if math.isfinite(value) else text
-    if s in ("True", "true"):
-        return True
-    if s in ("False", "false"):
-        return False
-    if s == "None":
-        return None
-    if len(s) >= 2 and (s[0], s[-1]) in (("[", "]"), ("(", ")")) and len(s) <= 100_000:
-        try:
-            value = ast.literal_eval(s)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return text
-        if isinstance(value, (list, tuple)) and _is_plain_literal(value):
-            return _lists(value)
-    return text
-
-
-def format_attr_value(value: Any) -> str:
-    """A JSON attribute value as the string graph JSON stores; inverse of :func:`parse_attr_value`."""
-    if isinstance(value, str):
-        return value
-    return _literal(value)
-
-
-def param_names(data: bytes, *, source: str = "<params>") -> List[str]:
-    """The names stored in a TVM parameter file (``tvm.runtime.save_param_dict``), in order.
-
-    Only the header is read, so TVM is not needed. Raises :class:`RelayVizFormatError`
-    when the data does not start like a parameter file.
-    """
-    try:
-        magic, _reserved, count = struct.unpack_from("<QQQ", data, 0)
-        if magic != _PARAMS_MAGIC:
-            raise RelayVizFormatError("not a TVM parameter file (wrong magic number)", source=source,
-                                      hint="write it with tvm.runtime.save_param_dict")
-        offset, names = 24, []
-        for _ in range(count):
-            (size,) = struct.unpack_from("<Q", data, offset)
-            raw = data[offset + 8:offset + 8 + size]
-            if len(raw) != size:
-                raise struct.error("truncated name")
-            names.append(raw.decode("utf-8"))
-            offset += 8 + size
-    except (struct.error, UnicodeDecodeError) as exc:
-        raise RelayVizFormatError(f"truncated or corrupt parameter file ({exc})", source=source,
-                                  hint="write it with tvm.runtime.save_param_dict") from None
-    return names
-
-
-# --------------------------------------------------------------------------------------
-# Reading the file
-# --------------------------------------------------------------------------------------
-
-
 def _read_graph(source: GraphSource) -> Tuple[Any, str]:
     if isinstance(source, Mapping):
         return source, "<graph json>"
     if isinstance(source, (bytes, bytearray)):
-        return _parse_json(bytes(source), "<graph json>"), "<graph json>"
+        return parse_json(bytes(source), "<graph json>", GraphJSONError), "<graph json>"
     if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
-        return _parse_json(source, "<graph json>"), "<graph json>"
-    path = Path(source)
-    return _parse_json(_read_bytes(path), str(path)), str(path)
+        return parse_json(source, "<graph json>", GraphJSONError), "<graph json>"
+    return parse_json(read_input(source), os.fspath(source), GraphJSONError), os.fspath(source)
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise GraphJSONError(f"cannot read the file: {exc.strerror or exc}", source=str(path),
-                             hint="check the path") from None
-
-
-def _parse_json(data: Union[bytes, str], source: str, error: type = GraphJSONError) -> Any:
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise error(f"invalid JSON: {exc}", source=source, hint="the file is not JSON; was it truncated?") from None
-
-
-def _is_plain_literal(value: Any) -> bool:
-    if isinstance(value, (list, tuple)):
-        return all(_is_plain_literal(v) for v in value)
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return value is None or isinstance(value, (bool, int, str))
-
-
-def _lists(value: Any) -> Any:
-    return [_lists(v) for v in value] if isinstance(value, (list, tuple)) else value
-
-
-def _literal(value: Any) -> str:
-    if value is None:
-        return "None"
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return orjson.dumps(value).decode()
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_literal(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_literal(str(k))}: {_literal(v)}" for k, v in value.items()) + "}"
-    return str(value)
+def document_from_graph(graph: Any, source: str) -> Dict[str, Any]:
+    """The RelayViz document of a graph JSON object already parsed from ``source``."""
+    return _GraphReader(graph, source).document()
 
 
 # --------------------------------------------------------------------------------------
@@ -223,20 +84,6 @@ _ENTRY_ATTRS = {
     "storage_id": "list_int",
     "device_index": "list_int",
 }
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, bool) or value is None:
-        return orjson.dumps(value).decode()
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"
-    return "a list" if isinstance(value, list) else "an object"
 
 
 class _GraphReader:
@@ -553,4 +400,5 @@ def _var_type(var: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     if "dtype" in var and "shape" in var:
         return {"dtype": var["dtype"], "shape": var["shape"]}
     return None
+
 

@@ -1,0 +1,30 @@
+"""Small checks shared by every reader of JSON input (RelayViz documents, graph JSON, manifests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["is_int", "json_type_name"]
+
+
+def is_int(value: Any) -> bool:
+    """True for a JSON integer (``bool`` is an ``int`` to Python, not to JSON)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def json_type_name(value: Any) -> str:
+    """How an error message names a JSON value it did not expect: ``null``, ``a boolean``,
+    ``the number 3``, ``the string 'x'``, ``a list``, ``an object``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

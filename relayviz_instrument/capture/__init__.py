@@ -1,0 +1,21 @@
+"""Capture: the pass instrument and what it needs, one job per module::
+
+    instrument.py   RelayVizTrace: TVM's callbacks -> pass records, snapshots through the sink
+    policy.py       SnapshotPolicy: reuse the previous snapshot or take a new one
+    build.py        trace_build: relay.build under a new trace, with its graph recorded
+
+Use it as any TVM pass instrument::
+
+    trace = RelayVizTrace("my-trace")
+    with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+        lib = relay.build(mod, target="llvm", params=params)
+    trace.record_graph(lib)
+"""
+
+from __future__ import annotations
+
+from .build import trace_build
+from .instrument import RelayVizTrace
+from .policy import Snapshot, SnapshotPolicy
+
+__all__ = ["RelayVizTrace", "trace_build", "SnapshotPolicy", "Snapshot"]

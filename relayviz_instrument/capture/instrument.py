@@ -1,0 +1,367 @@
+"""RelayVizTrace: the pass instrument. It adapts TVM's callbacks to the trace and does
+nothing else: what to snapshot is the policy's business (policy.py), where the trace goes
+the sink's (store/), and what the passes did is derived when the trace is read.
+
+How it stays harmless. Every callback catches its own exceptions: a failure inside the
+instrument (a serializer bug, a full disk, an unwritable directory) becomes one
+:class:`TraceIncompleteWarning` naming the pass, the trace is marked incomplete, the
+instrument stops recording, and the compilation goes on exactly as without it. With
+``strict=True`` the exception propagates instead. The instrument never implements
+``should_run``, so it cannot skip a pass.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Union
+
+import tvm
+
+from .._version import __version__
+from ..errors import (RelayVizDependencyError, RelayVizSerializeError, RelayVizTraceError, RelayVizUsageError,
+                      TraceIncompleteWarning)
+from ..serialize import Serializer, module_ir, serializer_for
+from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
+from .policy import Snapshot, SnapshotPolicy
+
+__all__ = ["RelayVizTrace"]
+
+_ERROR_CHARS = 4000
+#: The dialects the instrument snapshots by default; TIR-only modules only with ``tir=True``.
+_SNAPSHOT_IRS = frozenset({"relay", "relax"})
+
+
+@dataclass
+class _OpenPass:
+    record: PassRecord
+    before: Optional[Snapshot]
+    started: float = 0.0
+    overhead_at_start: float = 0.0
+
+
+class RelayVizTrace(tvm.instrument.PassInstrument):
+    """A pass instrument that records every pass event of a compilation as a trace.
+
+    ``out_dir``: where the trace goes. ``None`` (the default) makes a new
+    ``relayviz-trace/<timestamp>/`` in the working directory when the pass context is
+    entered; ``False`` keeps everything in memory. Either way ``trace.records`` holds the
+    records and ``trace.snapshot(ref)`` the documents.
+
+    ``passes`` / ``exclude``: regular expressions (``re.search``) on pass names; a pass left
+    out is counted and timed, but not compared or snapshotted. ``tir``: also snapshot modules
+    that hold only TIR PrimFuncs. ``strict``: let exceptions inside the instrument
+    propagate. ``full_values``: write every constant's values. ``progress``: called with
+    each :class:`PassRecord` when its pass ends (the CLI uses it for its progress display).
+
+    The graph ``relay.build`` returns is not a pass's output: record it with
+    :meth:`record_graph` (``trace_build`` does).
+    """
+
+    def __init__(
+        self,
+        out_dir: Union[str, "os.PathLike[str]", None, bool] = None,
+        *,
+        passes: Union[str, Sequence[str], None] = None,
+        exclude: Union[str, Sequence[str], None] = None,
+        tir: bool = False,
+        strict: bool = False,
+        full_values: bool = False,
+        progress: Optional[Callable[[PassRecord], None]] = None,
+    ) -> None:
+        if out_dir is True:
+            raise RelayVizUsageError("out_dir must be a path, None (a new relayviz-trace/<timestamp>/) or False")
+        self._out_dir = out_dir
+        self._passes = _compile(passes, "passes")
+        self._exclude = _compile(exclude, "exclude")
+        self.tir = tir
+        self.strict = strict
+        self.full_values = full_values
+        self._progress = progress
+        #: Every pass event so far, in the order the passes started.
+        self.records: List[PassRecord] = []
+        #: False once the instrument failed; ``problems`` says why.
+        self.complete = True
+        self.problems: List[str] = []
+        #: The trace directory, once the pass context was entered (None for memory traces).
+        self.path: Optional[Path] = None
+        self._sink: Optional[TraceSink] = None
+        self._serializers: Dict[str, Union[Serializer, str]] = {}  # dialect -> serializer, or why none
+        self._policy = SnapshotPolicy(self._take, _structurally_equal)
+        self._stack: List[_OpenPass] = []
+        self._entered = 0
+        self._finished = False
+        self._disabled = False
+        self._overhead = 0.0
+        super().__init__()
+
+    # -- reading the trace ------------------------------------------------------------------
+
+    def snapshot(self, ref: str) -> Dict[str, Any]:
+        """The RelayViz document stored under ``ref`` (a record's ``before`` or ``after``)."""
+        if self._sink is None:
+            raise RelayVizTraceError("this trace has recorded nothing yet")
+        return self._sink.get(ref)
+
+    @property
+    def instrument_seconds(self) -> float:
+        """Wall time spent inside the instrument's callbacks."""
+        return self._overhead
+
+    # -- the built graph --------------------------------------------------------------------
+
+    def record_graph(self, built: Any) -> Optional[PassRecord]:
+        """Add the graph that ``relay.build`` produced as a ``GraphExecutorCodegen`` event.
+
+        ``built`` is what ``relay.build`` returned (anything with ``get_graph_json()``) or the
+        graph executor JSON itself. The event's ``before`` is the last Relay snapshot, so a
+        report shows the step from the last Relay module to the executor graph. Call it inside
+        or after the pass context; the same graph is recorded once. Returns the record (the
+        existing one for a graph recorded already), or None if the trace stopped recording.
+        """
+        from ..graph_json import from_graph_json
+
+        graph = built.get_graph_json() if hasattr(built, "get_graph_json") else built
+        doc = from_graph_json(graph, source_name="relay.build")
+        if self._disabled or self._sink is None:
+            return None
+        started = time.perf_counter()
+        try:
+            ref = self._sink.put(doc)
+            for existing in self.records:
+                if existing.ir == "graph_executor" and existing.after == ref:
+                    return existing
+            relay_snapshots = [r for r in self.records if r.after is not None and r.ir == "relay"]
+            before = relay_snapshots[-1] if relay_snapshots else None
+            record = PassRecord(index=len(self.records), name="GraphExecutorCodegen", depth=1,
+                                ir="graph_executor", changed=True, after=ref, nodes_after=len(doc["nodes"]),
+                                before=before.after if before else None,
+                                nodes_before=before.nodes_after if before else None)
+            self.records.append(record)
+            if self._sink.closed:
+                self._sink.add_after_close(record)
+            else:
+                self._sink.begin(record)
+                self._sink.end(record)
+            return record
+        finally:
+            self._overhead += time.perf_counter() - started
+
+    # -- PassInstrument callbacks -------------------------------------------------------------
+
+    def enter_pass_ctx(self) -> None:
+        self._entered += 1
+        if self._entered > 1 or self._disabled:
+            return
+        started = time.perf_counter()
+        try:
+            if self._finished:
+                raise RelayVizUsageError("a RelayVizTrace records one pass context; "
+                                         "make a new RelayVizTrace for each compilation")
+            self._open()
+        except Exception as exc:  # never take the compilation down
+            self._fail(exc, "(entering the pass context)")
+        finally:
+            self._overhead += time.perf_counter() - started
+
+    def exit_pass_ctx(self) -> None:
+        self._entered -= 1
+        if self._entered > 0:
+            return
+        started = time.perf_counter()
+        try:
+            if not self._disabled:
+                self._close_open_passes(sys.exc_info()[1])
+        except Exception as exc:
+            self._fail(exc, "(leaving the pass context)")
+        finally:
+            self._finish()
+            self._overhead += time.perf_counter() - started
+
+    def run_before_pass(self, mod: tvm.IRModule, info: Any) -> None:
+        if self._disabled:
+            return
+        started = time.perf_counter()
+        opened: Optional[_OpenPass] = None
+        try:
+            parent = self._stack[-1].record.index if self._stack else None
+            record = PassRecord(
+                index=len(self.records), name=str(info.name), opt_level=int(info.opt_level),
+                required=tuple(str(r) for r in info.required), depth=len(self._stack) + 1,
+                parent=parent, ir=module_ir(mod))
+            self.records.append(record)  # first: a failure below still leaves the event on record
+            before = self._policy.before(mod) if self._wanted(record) else None
+            if before is not None:
+                record.before, record.nodes_before = before.ref, before.nodes
+            opened = _OpenPass(record, before)
+            self._stack.append(opened)
+            assert self._sink is not None
+            self._sink.begin(record)
+        except Exception as exc:
+            self._fail(exc, str(info.name))
+        finally:
+            now = time.perf_counter()
+            self._overhead += now - started
+            if opened is not None:
+                opened.started, opened.overhead_at_start = now, self._overhead
+
+    def run_after_pass(self, mod: tvm.IRModule, info: Any) -> None:
+        if self._disabled or not self._stack:
+            return
+        started = time.perf_counter()
+        try:
+            opened = self._stack.pop()
+            record = opened.record
+            record.duration_ms = _ms(started - opened.started - (self._overhead - opened.overhead_at_start))
+            if opened.before is not None:
+                after, changed = self._policy.after(opened.before, mod)
+                record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
+            assert self._sink is not None
+            self._sink.end(record)
+            if self._progress is not None:
+                self._progress(record)
+        except Exception as exc:
+            self._fail(exc, str(info.name))
+        finally:
+            self._overhead += time.perf_counter() - started
+
+    # -- snapshots ----------------------------------------------------------------------------
+
+    def _wanted(self, record: PassRecord) -> bool:
+        if record.ir == "other":
+            record.note = "not snapshotted: the module holds functions of a dialect relayviz does not know"
+            return False
+        if record.ir not in _SNAPSHOT_IRS and not (record.ir == "tir" and self.tir):
+            return False
+        if self._passes is not None and not self._passes.search(record.name):
+            return False
+        if self._exclude is not None and self._exclude.search(record.name):
+            return False
+        serializer = self._serializer(record.ir)
+        if isinstance(serializer, str):
+            record.note = serializer
+            return False
+        return True
+
+    def _serializer(self, ir: str) -> Union[Serializer, str]:
+        """The serializer of dialect ``ir``, made once; or why there is none (the record's note)."""
+        found = self._serializers.get(ir)
+        if found is None:
+            try:
+                found = serializer_for(ir, full_values=self.full_values, tir_bodies=self.tir)
+            except (RelayVizDependencyError, RelayVizSerializeError) as exc:
+                found = f"not snapshotted: {exc}"
+            self._serializers[ir] = found
+        return found
+
+    def _take(self, mod: tvm.IRModule) -> Snapshot:
+        assert self._sink is not None
+        ir = module_ir(mod)
+        serializer = self._serializer(ir)
+        if isinstance(serializer, str) and ir == "empty":  # a pass removed every function: any serializer
+            serializer = next((s for s in self._serializers.values() if not isinstance(s, str)), serializer)
+        if isinstance(serializer, str):  # a pass turned the module into a dialect without a serializer
+            raise RelayVizSerializeError(serializer)
+        doc = serializer.module(mod)
+        return Snapshot(mod, self._sink.put(doc), doc)
+
+    # -- opening, closing, failing --------------------------------------------------------------
+
+    def _open(self) -> None:
+        header = {
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "relayviz_instrument": __version__,
+            "tvm": getattr(tvm, "__version__", "unknown"),
+            "python": sys.version.split()[0],
+            "options": {"passes": self._passes.pattern if self._passes else None,
+                        "exclude": self._exclude.pattern if self._exclude else None,
+                        "tir": self.tir, "full_values": self.full_values},
+        }
+        if self._out_dir is False:
+            self._sink = TraceSink(MemoryStore(), header)
+            return
+        path = new_trace_dir() if self._out_dir is None else Path(self._out_dir)
+        self._sink = TraceSink(DirectoryStore(path), header)
+        self.path = path
+
+    def _close_open_passes(self, exc: Optional[BaseException]) -> None:
+        """Passes still open when the context exits are the ones an exception went through."""
+        now = time.perf_counter()
+        message = _error_text(exc) if exc is not None else "did not finish (the pass context exited first)"
+        while self._stack:
+            opened = self._stack.pop()
+            record = opened.record
+            record.duration_ms = _ms(now - opened.started - (self._overhead - opened.overhead_at_start))
+            record.error = message
+            assert self._sink is not None
+            self._sink.end(record)
+
+    def _fail(self, exc: BaseException, pass_name: str) -> None:
+        if self.strict:
+            raise exc
+        first = not self.problems
+        self.complete = False
+        self.problems.append(f"the instrument failed in pass {pass_name}: {type(exc).__name__}: {exc}")
+        self._disabled = True
+        self._release()
+        if first:
+            where = f" (trace: {self.path})" if self.path is not None else ""
+            warnings.warn(f"relayviz: recording stopped at pass {pass_name}: {type(exc).__name__}: {exc}; "
+                          f"the compilation goes on, the trace is incomplete{where}",
+                          TraceIncompleteWarning, stacklevel=2)
+
+    def _finish(self) -> None:
+        self._finished = True
+        if self._sink is not None:
+            try:
+                self._sink.close(complete=self.complete, problems=self.problems, events=len(self.records),
+                                 instrument_ms=1000.0 * self._overhead)
+            except Exception as exc:
+                if self.strict:
+                    raise
+                if not self.problems:
+                    self._fail(exc, "(closing the trace)")
+        # Keep the sink for reading snapshots back; drop everything that pins IR objects.
+        self._release()
+
+    def _release(self) -> None:
+        self._serializers = {}
+        self._stack = []
+        self._policy.forget()
+
+
+def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[Pattern[str]]:
+    if patterns is None:
+        return None
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    try:
+        return re.compile("|".join(f"(?:{p})" for p in patterns))
+    except re.error as exc:
+        raise RelayVizUsageError(f"{what}: invalid regular expression: {exc}") from None
+
+
+def _structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
+    """``tvm.ir.structural_equal``, or ``None`` when TVM cannot compare the two modules.
+
+    Late in ``relay.build`` functions carry attributes (``relay.backend.FunctionInfo``) that
+    have no structural equality registered, and the comparison raises.
+    """
+    try:
+        return bool(tvm.ir.structural_equal(a, b))
+    except (tvm.TVMError, TypeError, ValueError):
+        return None
+
+
+def _ms(seconds: float) -> float:
+    return round(1000.0 * seconds, 4)
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= _ERROR_CHARS else text[:_ERROR_CHARS] + " [...]"

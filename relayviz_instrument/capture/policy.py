@@ -1,0 +1,96 @@
+"""When a module needs a new snapshot, and when the previous one stands for it.
+
+Most pass events change nothing (83 of the 99 Relay events of a ResNet ``relay.optimize``),
+so the policy reuses the previous snapshot when the module is the same object or is
+structurally equal to the module it was taken of (``tvm.ir.structural_equal``, which ignores
+variable names, spans and inferred types: a pass that only renames variables is recorded as
+unchanged). One exception: when the previous snapshot lacks inferred types, an equal module
+is serialized again, so that a pass that fills in types (InferType after a rewrite) shows
+them. It never calls ``structural_hash`` or ``save_json``: with bound parameters they hash or
+copy every weight.
+
+The policy is plain Python over two callables, so it is tested without a PassContext.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from ..format import INFERRED_TYPE_KINDS
+
+__all__ = ["Snapshot", "SnapshotPolicy", "has_untyped"]
+
+
+@dataclass
+class Snapshot:
+    """A module as recorded: the IR object, its snapshot reference and document."""
+
+    mod: Any
+    ref: str
+    doc: Dict[str, Any]
+    #: Some expressions had no inferred type: a structurally equal module may still add types.
+    untyped: bool = False
+
+    @property
+    def nodes(self) -> int:
+        return len(self.doc["nodes"])
+
+
+def has_untyped(doc: Dict[str, Any]) -> bool:
+    """Whether a document holds an expression type inference has not reached."""
+    return any(n["node_kind"] in INFERRED_TYPE_KINDS and "type" not in n for n in doc["nodes"])
+
+
+class SnapshotPolicy:
+    """Chooses between reusing the latest snapshot and taking a new one.
+
+    ``take(mod)`` serializes and stores a module and returns its :class:`Snapshot`;
+    ``equal(a, b)`` compares two modules structurally and returns ``None`` when it cannot
+    (late in ``relay.build`` functions carry attributes with no structural equality).
+    """
+
+    def __init__(self, take: Callable[[Any], Snapshot], equal: Callable[[Any, Any], Optional[bool]]) -> None:
+        self._take = take
+        self._equal = equal
+        #: The snapshot of the module seen last (what the next pass most likely receives).
+        self.last: Optional[Snapshot] = None
+
+    def take(self, mod: Any) -> Snapshot:
+        """A new snapshot of ``mod``; it becomes the latest."""
+        snap = self._take(mod)
+        self.last = Snapshot(mod, snap.ref, snap.doc, has_untyped(snap.doc))
+        return self.last
+
+    def before(self, mod: Any) -> Snapshot:
+        """The snapshot of a pass's input: the latest if ``mod`` is it (or equal to it), else new."""
+        last = self.last
+        if last is not None:
+            if last.mod.same_as(mod):
+                return last
+            if not last.untyped and self._equal(last.mod, mod):
+                self.last = Snapshot(mod, last.ref, last.doc)
+                return self.last
+        return self.take(mod)
+
+    def after(self, before: Snapshot, mod: Any) -> Tuple[Snapshot, bool]:
+        """The snapshot of a pass's output and whether the pass changed the module."""
+        if before.mod.same_as(mod):
+            return before, False
+        last = self.last
+        if last is not None and last is not before and last.mod.same_as(mod):
+            # A Sequential's result is its last inner pass's result, already recorded.
+            changed = last.ref != before.ref or self._equal(before.mod, mod) is not True
+            return last, changed
+        equal = self._equal(before.mod, mod)
+        if equal and not before.untyped:
+            self.last = Snapshot(mod, before.ref, before.doc)
+            return self.last, False
+        after = self.take(mod)
+        # When TVM cannot compare the modules, or the change may be inferred types only,
+        # the snapshots decide.
+        return after, True if equal is False else after.ref != before.ref
+
+    def forget(self) -> None:
+        """Drop the IR objects held (when recording stops), so they can be freed."""
+        self.last = None

@@ -1,0 +1,42 @@
+"""How every command writes: a renderable to the console, or JSON to standard output, and
+errors as one escaped line on standard error."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.text import Text
+
+from ..errors import EXIT_STATUS, RelayVizError
+
+__all__ = ["print_json", "print_result", "print_error"]
+
+
+def print_json(value: Any) -> None:
+    """``value`` as indented JSON (keys in the order built), one document, on standard output."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+    sys.stdout.buffer.flush()
+
+
+def print_result(console: Console, result: Any, as_json: bool) -> None:
+    """A use case's result: its ``to_json()`` with ``--json``, else the result itself (a renderable)."""
+    if as_json:
+        print_json(result.to_json())
+    else:
+        console.print(result)
+
+
+def print_error(exc: RelayVizError) -> int:
+    """Print ``exc`` as one line on standard error (its text never read as markup); its exit status."""
+    line = Text()
+    line.append("error: ", style="bold red")
+    line.append(str(exc))
+    Console(stderr=True, soft_wrap=True, highlight=False).print(line)
+    for cls in type(exc).__mro__:
+        if cls in EXIT_STATUS:
+            return EXIT_STATUS[cls]
+    return 2

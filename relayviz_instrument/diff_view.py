@@ -1,0 +1,198 @@
+"""Rich renderables for diffs: one diff's header and hunk tree, and the op-count table.
+
+Each class is a plain object with ``__rich_console__``; printing it (``console.print(view)``)
+renders it. They take a :class:`~relayviz_instrument.diff.GraphDiff` and never compute one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from .diff.changes import type_text
+from .diff.model import FieldChange, GraphDiff, Hunk, NodeInfo
+
+__all__ = ["DiffView", "OpDeltaTable", "diff_counts"]
+
+#: Node lines shown under a hunk before "… N more".
+NODE_LINES = 6
+#: Characters of one field value shown before "…".
+VALUE_CHARS = 48
+
+_KIND_STYLE = {
+    "replaced": "magenta", "merged": "blue", "wrapped": "cyan", "unwrapped": "cyan",
+    "inserted": "green", "added": "green", "removed": "red", "changed": "yellow", "rewired": "blue",
+}
+
+
+def diff_counts(summary: Mapping[str, Any]) -> Text:
+    """``+added −removed ~changed-or-rewired`` from a diff summary, coloured."""
+    text = Text()
+    text.append(f"+{summary.get('added', 0)}", style="green")
+    text.append(" ")
+    text.append(f"−{summary.get('removed', 0)}", style="red")
+    text.append(" ")
+    text.append(f"~{summary.get('changed', 0) + summary.get('rewired', 0)}", style="yellow")
+    return text
+
+
+@dataclass(frozen=True)
+class DiffView:
+    """A header line (``title``, ``details``, counts) and the diff's hunks as a tree.
+
+    Hunks of the same kind and label are shown once, with their count; the first of them
+    lists its nodes (at most ``node_lines``): ``−`` removed, ``+`` added, ``~`` changed
+    (with each field, old → new) or rewired, ``=`` moved into or out of a function.
+    """
+
+    diff: GraphDiff
+    title: str
+    details: Sequence[str] = ()
+    node_lines: int = NODE_LINES
+
+    def header(self) -> Text:
+        text = Text(self.title, style="bold")
+        for detail in self.details:
+            text.append("  ")
+            text.append(detail, style="dim")
+        text.append("  ")
+        text.append_text(diff_counts(self.diff.summary))
+        return text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        tree = Tree(self.header(), guide_style="dim")
+        if self.diff.is_empty:
+            tree.add(Text("no differences", style="dim"))
+        for group in self.diff.groups():
+            hunk = self.diff.hunks[group.first]
+            label = Text()
+            label.append(group.kind, style=_KIND_STYLE.get(group.kind, ""))
+            if group.count > 1:
+                label.append(f" ×{group.count}", style="bold")
+            label.append("  " + group.label)
+            branch = tree.add(label)
+            lines = list(self._lines(hunk))
+            shown = lines if len(lines) <= self.node_lines else lines[: self.node_lines - 1]
+            for line in shown:
+                branch.add(line)
+            if len(shown) < len(lines):
+                branch.add(Text(f"… {len(lines) - len(shown)} more", style="dim"))
+        yield tree
+
+    def _lines(self, hunk: Hunk) -> List[Text]:
+        diff = self.diff
+        changed = {m.before: m for m in diff.changed}
+        rewired = {m.before: m for m in diff.rewired}
+        gone = [_node_line("−", "red", diff.info_before[nid]) for nid in _ordered(hunk.removed, diff.info_before)]
+        came = [_node_line("+", "green", diff.info_after[nid]) for nid in _ordered(hunk.added, diff.info_after)]
+        pairs = []
+        for a, b in sorted(hunk.matched, key=lambda ab: diff.info_after[ab[1]].kind != "Call"):
+            info = diff.info_after[b]
+            if a in changed:
+                line = _node_line("~", "yellow", info, with_type=False)
+                line.append("  ")
+                line.append_text(_field_changes(changed[a].fields))
+                if changed[a].inputs_changed:
+                    line.append(", inputs rewired", style="blue")
+            elif a in rewired:
+                line = _node_line("~", "blue", info)
+                line.append("  inputs rewired", style="blue")
+            else:
+                line = _node_line("=", "dim", info)
+            pairs.append(line)
+        if hunk.kind == "wrapped":  # the new function, what moved into it, then its call and parameters
+            return came[:1] + pairs + came[1:]
+        if hunk.kind == "unwrapped":
+            return gone[:1] + pairs + gone[1:]
+        return gone + came + pairs
+
+
+def _ordered(ids: Sequence[int], info: Mapping[int, NodeInfo]) -> List[int]:
+    """Functions first, then calls, then the rest, each in the diff's order."""
+    rank = {"Function": 0, "Call": 1}
+    return sorted(ids, key=lambda nid: rank.get(info[nid].kind, 2))
+
+
+def _node_line(mark: str, style: str, info: NodeInfo, with_type: bool = True) -> Text:
+    line = Text()
+    line.append(mark + " ", style=style)
+    line.append(info.name, style="bold")
+    if info.detail:
+        line.append(" " + info.detail)
+    if with_type and info.type:
+        line.append("  " + info.type, style="dim")
+    return line
+
+
+def _field_changes(changes: Sequence[FieldChange]) -> Text:
+    text = Text()
+    for i, change in enumerate(changes):
+        if i:
+            text.append(", ")
+        text.append(change.field + ": ")
+        text.append(_value_text(change.field, change.before), style="red")
+        text.append(" → ")
+        text.append(_value_text(change.field, change.after), style="green")
+    return text
+
+
+def _value_text(name: str, value: Any) -> str:
+    if value is None:
+        return "none"
+    if name in ("type", "ret_type") and isinstance(value, dict):
+        text = type_text(value)
+    elif isinstance(value, str):
+        text = value
+    elif isinstance(value, dict) and "digest" in value:
+        text = str(value["digest"])[:19]
+    else:
+        text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class OpDeltaTable:
+    """Operator calls added and removed, summed over passes.
+
+    ``passes`` holds ``(pass name, op delta)`` pairs: a diff's ``op_delta`` (or the ``ops`` of
+    its summary), or for nested passes what :func:`own_op_deltas` makes of them. One row per
+    operator, sorted by name.
+    """
+
+    passes: Sequence[Tuple[str, Mapping[str, int]]]
+    title: str = "operator calls across the pipeline"
+    rows: Dict[str, Tuple[int, int, List[str]]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        rows: Dict[str, Tuple[int, int, List[str]]] = {}
+        for name, delta in self.passes:
+            for op, count in delta.items():
+                plus, minus, names = rows.get(op, (0, 0, []))
+                if count > 0:
+                    plus += count
+                else:
+                    minus -= count
+                if name not in names:
+                    names = names + [name]
+                rows[op] = (plus, minus, names)
+        object.__setattr__(self, "rows", dict(sorted(rows.items())))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = Table(title=self.title, title_justify="left", show_edge=False)
+        table.add_column("operator")
+        table.add_column("+", justify="right", style="green")
+        table.add_column("−", justify="right", style="red")
+        table.add_column("net", justify="right")
+        table.add_column("passes")
+        for op, (plus, minus, names) in self.rows.items():
+            net = plus - minus
+            table.add_row(op, str(plus), str(minus), f"{net:+d}".replace("-", "−"), ", ".join(names))
+        if not self.rows:
+            table.add_row("(none)", "0", "0", "+0", "")
+        yield table

@@ -1,0 +1,116 @@
+"""What each pass of a trace did, derived when the trace is read.
+
+A trace records raw facts: snapshots, node counts, times. The diff of a changed pass is
+derived from its two snapshots, when someone asks, so that it always comes from the diff
+engine that reads it (not the one that ran inside the compilation) and costs the
+compilation nothing. Summaries (the ``+ - ~`` of the pass table) are cached beside a trace
+directory in ``cache/diff-v<DIFF_VERSION>.json``, keyed by the two snapshot references, so a
+second ``relayviz show`` reads them back and a better diff engine recomputes them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Dict, Iterable, Optional
+
+import orjson
+
+from ._files import atomic_write_bytes
+from .diff import DIFF_VERSION, GraphDiff, diff
+from .errors import RelayVizIOError
+from .store import PassRecord
+
+__all__ = ["PassDiffs", "CACHE_DIR"]
+
+CACHE_DIR = "cache"
+#: Documents kept in memory: a pass's output is usually the next changed pass's input.
+_DOCUMENTS = 4
+
+
+class PassDiffs:
+    """The diffs and diff summaries of the changed passes of ``trace``.
+
+    ``trace`` is anything with ``snapshot(ref)`` and ``path`` (a :class:`~relayviz_instrument.store.Trace`
+    or a live :class:`~relayviz_instrument.RelayVizTrace`). Summaries are read from and
+    written to the trace directory's cache when it has one (a cache that cannot be written is
+    skipped: it only saves time).
+    """
+
+    def __init__(self, trace: Any, *, use_cache: bool = True) -> None:
+        self.trace = trace
+        self._documents: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
+        self._cache_file: Optional[Path] = None
+        self._summaries: Dict[str, Dict[str, Any]] = {}
+        self._dirty = False
+        path = getattr(trace, "path", None)
+        if use_cache and path is not None:
+            self._cache_file = Path(path) / CACHE_DIR / f"diff-v{DIFF_VERSION}.json"
+            self._summaries = _read_cache(self._cache_file)
+
+    def document(self, ref: str) -> Dict[str, Any]:
+        """The snapshot ``ref`` (the last few are kept in memory)."""
+        doc = self._documents.get(ref)
+        if doc is None:
+            doc = self.trace.snapshot(ref)
+            self._documents[ref] = doc
+            while len(self._documents) > _DOCUMENTS:
+                self._documents.popitem(last=False)
+        else:
+            self._documents.move_to_end(ref)
+        return doc
+
+    def diff(self, record: PassRecord) -> Optional[GraphDiff]:
+        """The diff of a pass that changed the module (``None`` for any other record)."""
+        if not (record.changed and record.before and record.after):
+            return None
+        result = diff(self.document(record.before), self.document(record.after))
+        key = f"{record.before}-{record.after}"
+        if key not in self._summaries:
+            self._summaries[key] = result.summary
+            self._dirty = True
+        return result
+
+    def summary(self, record: PassRecord) -> Optional[Dict[str, Any]]:
+        """The diff summary of a pass that changed the module (``None`` for any other record)."""
+        if not (record.changed and record.before and record.after):
+            return None
+        cached = self._summaries.get(f"{record.before}-{record.after}")
+        if cached is not None:
+            return cached
+        result = self.diff(record)
+        return None if result is None else result.summary
+
+    def summaries(self, records: Iterable[PassRecord]) -> Dict[int, Dict[str, Any]]:
+        """Summaries by record index for the changed passes among ``records``; saves the cache."""
+        out = {}
+        for record in records:
+            found = self.summary(record)
+            if found is not None:
+                out[record.index] = found
+        self.save()
+        return out
+
+    def save(self) -> None:
+        """Write the summaries computed so far to the trace's cache, if it has one."""
+        if not (self._dirty and self._cache_file is not None):
+            return
+        data = orjson.dumps({"diff_version": DIFF_VERSION, "summaries": self._summaries},
+                            option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+        try:
+            self._cache_file.parent.mkdir(exist_ok=True)
+            atomic_write_bytes(self._cache_file, data)
+        except (OSError, RelayVizIOError):
+            return  # a read-only trace: the summaries are recomputed next time
+        self._dirty = False
+
+
+def _read_cache(path: Path) -> Dict[str, Dict[str, Any]]:
+    try:
+        cached = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    if not (isinstance(cached, dict) and cached.get("diff_version") == DIFF_VERSION
+            and isinstance(cached.get("summaries"), dict)):
+        return {}
+    return {key: value for key, value in cached["summaries"].items() if isinstance(value, dict)}

@@ -1,0 +1,108 @@
+"""Which pass events act on the pipeline's module, and what each pass itself did to operator
+counts. Pure functions over records; the reports and provenance build on them.
+
+Passes also run on modules of their own: SimplifyExpr and FoldConstant type-check a
+temporary module (``_tmp``), and a function pass runs InferType on the module it is
+rewriting before it returns. Their changes never reach the pipeline as such (the enclosing
+pass's diff holds what does), so they are told apart here, once.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .diff import GraphDiff
+from .store import PassRecord
+
+__all__ = ["pipeline_events", "own_op_deltas", "pipeline_op_deltas", "graph_missing"]
+
+
+def own_op_deltas(passes: Sequence[Tuple[int, Optional[int], str, Mapping[str, int]]]
+                  ) -> List[Tuple[str, Dict[str, int]]]:
+    """What each pass itself did to operator counts: its diff's ``op_delta`` less those of the
+    passes nested in it (``(index, parent, name, op_delta)`` each). Counts add up along a
+    pipeline, so the results sum to the change from first to last snapshot, each counted once."""
+    nested: Dict[int, Dict[str, int]] = {}
+    for _, parent, _, delta in passes:
+        if parent is not None:
+            total = nested.setdefault(parent, {})
+            for op, count in delta.items():
+                total[op] = total.get(op, 0) + count
+    out = []
+    for index, _, name, delta in passes:
+        inner = nested.get(index, {})
+        own = {op: delta.get(op, 0) - inner.get(op, 0) for op in sorted(set(delta) | set(inner))}
+        out.append((name, {op: count for op, count in own.items() if count}))
+    return out
+
+
+def pipeline_events(records: Sequence[PassRecord]) -> List[int]:
+    """Indices of the pass events whose input was the pipeline's module at the time.
+
+    Passes also run on modules of their own: SimplifyExpr and FoldConstant type-check a
+    temporary module (``_tmp``), and a function pass runs InferType on the module it is
+    rewriting before it returns. Their changes never reach the pipeline as such (the enclosing
+    pass's diff holds what does), so summing them would count operators that were never added.
+    An event is on the pipeline when its ``before`` snapshot is the one the last such event
+    left; a pass nested in it is on the pipeline only if it, too, received that module. An
+    event with no such event open around it is on the pipeline whatever its input: passes left
+    out of the trace (``passes=``/``exclude=``) may have changed the module in between.
+    """
+    current: Optional[str] = None
+    on: List[int] = []
+    ends: List[Tuple[int, PassRecord]] = []  # events on the pipeline still open, by depth
+
+    def close(depth: int) -> None:
+        nonlocal current
+        while ends and ends[-1][0] >= depth:
+            _, done = ends.pop()
+            if done.after is not None:
+                current = done.after
+
+    for r in records:
+        close(r.depth)
+        if r.before is None:
+            continue
+        if not ends or r.before == current:
+            current = r.before
+            on.append(r.index)
+            ends.append((r.depth, r))
+    return on
+
+
+def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff]
+                       ) -> List[Tuple[str, Dict[str, int]]]:
+    """``(pass name, op delta)`` for :class:`OpDeltaTable`: what each pass on the pipeline did
+    itself (:func:`own_op_deltas`), from the ``diffs`` of some of the ``records`` by index.
+
+    Passes off the pipeline (:func:`pipeline_events`) are left out; with every changed pass
+    on it diffed, the deltas sum to the change from the first snapshot to the last.
+    """
+    on = set(pipeline_events(records))
+    by_index = {r.index: r for r in records}
+    rows = []
+    for r in records:
+        if r.index not in diffs or r.index not in on:
+            continue
+        parent = r.parent
+        while parent is not None and not (parent in diffs and parent in on):
+            parent = by_index[parent].parent if parent in by_index else None
+        rows.append((r.index, parent, r.name, diffs[r.index].op_delta))
+    return own_op_deltas(rows)
+
+
+#: How to record the built graph, for every message that says it is missing.
+RECORD_GRAPH_FIX = "call trace.record_graph(lib) with what relay.build returned"
+
+
+def graph_missing(records: Sequence[PassRecord]) -> bool:
+    """Whether the model was lowered to TIR (a ``relay.build`` or ``relay.vm.compile`` ran:
+    TIR-only modules went through passes) after the last graph recorded, if any: the trace
+    then ends at the last Relay module, without what was built."""
+    lowered = False
+    for r in records:
+        if r.ir == "graph_executor":
+            lowered = False
+        elif r.ir in ("tir", "empty"):
+            lowered = True
+    return lowered

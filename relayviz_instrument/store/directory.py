@@ -1,0 +1,121 @@
+"""A trace directory on disk: the manifest, appended and flushed line by line, and
+content-addressed snapshots, each compressed and written atomically.
+
+Layout::
+
+    manifest.jsonl              one JSON object per line (see records.py)
+    snapshots/<ref>.json.zst    RelayViz documents (zstandard), named by a digest of their JSON
+    cache/                      what readers derived from the trace (diff summaries), by version
+
+Because a ``begin`` line is on disk before its pass runs, a trace left by a process that
+died inside a pass still says which pass it was and holds that pass's input snapshot.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from pathlib import Path
+from typing import IO, Any, Dict, Optional, Union
+
+import orjson
+import zstandard
+
+from .._files import ZSTD_SUFFIX, atomic_write_bytes
+from ..errors import RelayVizTraceError
+from ..format import encode
+from .reader import MANIFEST, SNAPSHOTS, read_snapshot, snapshot_ref
+
+__all__ = ["DirectoryStore", "new_trace_dir", "COMPRESSION_LEVEL"]
+
+#: zstandard's level for snapshots: fast enough to stay a small part of a snapshot's cost.
+COMPRESSION_LEVEL = 3
+
+
+class DirectoryStore:
+    """Writes a trace directory. Creating it claims the directory, race-safely.
+
+    The directory (and its parents) is created if needed; it is refused with
+    :class:`RelayVizTraceError` if it is not empty or if another writer claims it first (the
+    manifest is created exclusively), so two traces never mix.
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        self.path: Optional[Path] = Path(path)
+        root = Path(path)
+        self._compressor = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
+        self._written: set = set()
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            if any(root.iterdir()):
+                raise RelayVizTraceError(
+                    f"{root}: the trace directory is not empty; pass a new directory "
+                    "(or none: a new relayviz-trace/<timestamp>/ is made)")
+            self._manifest: Optional[IO[bytes]] = open(root / MANIFEST, "xb")
+            (root / SNAPSHOTS).mkdir(exist_ok=True)
+        except FileExistsError:
+            raise RelayVizTraceError(f"{root}: another trace is being written to this directory; "
+                                     "pass a new directory") from None
+        except OSError as exc:
+            raise RelayVizTraceError(f"{root}: cannot create the trace directory: "
+                                     f"{exc.strerror or exc}") from exc
+
+    @property
+    def root(self) -> Path:
+        assert self.path is not None
+        return self.path
+
+    def put(self, doc: Dict[str, Any]) -> str:
+        data = encode(doc)
+        ref = snapshot_ref(data)
+        if ref not in self._written:
+            target = self.root / SNAPSHOTS / f"{ref}.json{ZSTD_SUFFIX}"
+            if not target.exists():
+                atomic_write_bytes(target, self._compressor.compress(data))
+            self._written.add(ref)
+        return ref
+
+    def get(self, ref: str) -> Dict[str, Any]:
+        return read_snapshot(self.root, ref)
+
+    def append(self, line: Dict[str, Any]) -> None:
+        """Append one manifest line and flush it to the operating system (reopening the
+        manifest if the store was closed)."""
+        if self._manifest is None:
+            try:
+                self._manifest = open(self.root / MANIFEST, "ab")
+            except OSError as exc:
+                raise RelayVizTraceError(f"{self.root}: cannot reopen the manifest: "
+                                         f"{exc.strerror or exc}") from exc
+        self._manifest.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
+        self._manifest.flush()
+
+    def close(self) -> None:
+        """Flush the manifest to the disk (fsync) and close it."""
+        if self._manifest is not None:
+            try:
+                self._manifest.flush()
+                os.fsync(self._manifest.fileno())
+            finally:
+                self._manifest.close()
+                self._manifest = None
+
+
+def new_trace_dir(base: Union[str, "os.PathLike[str]"] = "relayviz-trace") -> Path:
+    """Create and return a new, empty ``<base>/<timestamp>/`` directory (race-safe)."""
+    base = Path(base)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RelayVizTraceError(f"{base}: cannot create the directory for traces: {exc.strerror or exc}") from exc
+    for attempt in range(1000):
+        candidate = base / (stamp if attempt == 0 else f"{stamp}-{attempt + 1}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise RelayVizTraceError(f"{candidate}: cannot create the trace directory: {exc.strerror or exc}") from exc
+        return candidate
+    raise RelayVizTraceError(f"{base}: cannot find a free trace directory name for {stamp}")

@@ -1,0 +1,108 @@
+"""Reading a trace back: a directory written by :class:`~relayviz_instrument.store.DirectoryStore`
+(or a live trace in memory) as records and snapshots."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Union
+
+from .._files import ZSTD_SUFFIX, read_input
+from ..errors import RelayVizTraceError
+from ..format import digest_bytes, loads
+from .records import PassRecord, read_manifest
+
+__all__ = ["Trace", "load_trace", "read_snapshot", "snapshot_path", "snapshot_ref", "MANIFEST", "SNAPSHOTS"]
+
+MANIFEST = "manifest.jsonl"
+SNAPSHOTS = "snapshots"
+
+
+def snapshot_ref(data: bytes) -> str:
+    """The reference of an encoded snapshot: 32 hex digits of the SHA-256 of its JSON."""
+    return digest_bytes(data).split(":", 1)[1]
+
+
+def snapshot_path(root: Path, ref: str) -> Path:
+    """The file of snapshot ``ref`` in the trace directory ``root`` (compressed, or plain JSON as
+    traces of format 1 stored them). A ref names a file inside ``snapshots/``: anything that
+    could point elsewhere is refused."""
+    if not (isinstance(ref, str) and ref and all(c in "0123456789abcdef" for c in ref)):
+        raise RelayVizTraceError(f"{root}: {ref!r} is not a snapshot reference (hex digits)")
+    compressed = root / SNAPSHOTS / f"{ref}.json{ZSTD_SUFFIX}"
+    if compressed.is_file():
+        return compressed
+    plain = root / SNAPSHOTS / f"{ref}.json"
+    if plain.is_file():
+        return plain
+    raise RelayVizTraceError(f"{root}: snapshot {ref} is missing from {SNAPSHOTS}/; "
+                             "the trace directory is incomplete")
+
+
+def read_snapshot(root: Path, ref: str) -> Dict[str, Any]:
+    """The validated document of snapshot ``ref`` of the trace directory ``root``."""
+    path = snapshot_path(root, ref)
+    return loads(read_input(path), source=str(path))
+
+
+class Trace:
+    """A trace read back: its records, its header and its snapshots.
+
+    ``complete`` is False when the instrument failed or the process stopped before the pass
+    context exited; ``problems`` says why.
+    """
+
+    def __init__(self, path: Optional[Path], header: Dict[str, Any], records: List[PassRecord],
+                 complete: bool, problems: List[str]) -> None:
+        self.path = path
+        self.header = header
+        self.records = records
+        self.complete = complete
+        #: Why the trace is incomplete: instrument failures, a missing close record, ...
+        self.problems = problems
+
+    def snapshot(self, ref: str) -> Dict[str, Any]:
+        """The validated RelayViz document stored under ``ref``."""
+        if self.path is None:
+            raise RelayVizTraceError("this trace was read without its snapshots")
+        return read_snapshot(self.path, ref)
+
+    def snapshot_path(self, ref: str) -> Path:
+        """The file that holds snapshot ``ref`` (for commands that take a snapshot file)."""
+        if self.path is None:
+            raise RelayVizTraceError("this trace has no directory")
+        return snapshot_path(self.path, ref)
+
+    @property
+    def failed(self) -> Optional[PassRecord]:
+        """The innermost pass that raised or was running when the process stopped, if any."""
+        failed = [r for r in self.records if r.error is not None]
+        return max(failed, key=lambda r: r.depth) if failed else None
+
+    def __iter__(self) -> Iterator[PassRecord]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+def load_trace(path: Union[str, "os.PathLike[str]"]) -> Trace:
+    """Read a trace directory written by :class:`RelayVizTrace` back into records.
+
+    Raises :class:`RelayVizTraceError` for a path that is not a trace directory or a manifest
+    that cannot be read. A manifest cut short by a crash is read up to its last full line; the
+    pass that had begun and not ended is the one that was running, and the trace is marked
+    incomplete.
+    """
+    root = Path(path)
+    manifest = root / MANIFEST
+    if not manifest.is_file():
+        what = "does not exist" if not root.exists() else f"has no {MANIFEST}"
+        raise RelayVizTraceError(f"{root}: not a trace directory ({what}); "
+                                 "pass a directory written by RelayVizTrace or `relayviz demo`")
+    try:
+        data = manifest.read_bytes()
+    except OSError as exc:
+        raise RelayVizTraceError(f"{manifest}: cannot read the manifest: {exc.strerror or exc}") from None
+    contents = read_manifest(data.split(b"\n"), str(manifest))
+    return Trace(root, contents.header, contents.records, contents.complete, contents.problems)

@@ -1,0 +1,94 @@
+"""The one interface between the instrument and where a trace goes, and the sink that owns
+the manifest's lines.
+
+:class:`TraceStore` is what a store does (a Protocol: memory and directory stores each
+implement it); :class:`TraceSink` is the only writer of manifest lines: the header first,
+a ``begin`` and an ``end`` line per event and one ``close`` line, each exactly once, in that
+order, whatever the instrument's callbacks do. An event added after the close (the built
+graph, recorded after the ``with`` block) is appended after it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Protocol, Set
+
+from ..errors import RelayVizTraceError
+from .records import PassRecord, begin_line, close_line, end_line, header_line
+
+__all__ = ["TraceStore", "TraceSink"]
+
+
+class TraceStore(Protocol):
+    """Where a trace's snapshots and manifest lines go.
+
+    ``put`` stores a document and returns its reference (the same document gives the same
+    reference in every store); ``get`` reads it back; ``append`` adds one manifest line and
+    makes it durable as far as the store can; ``close`` flushes everything (a later
+    ``append`` opens the manifest again). ``path`` is the trace directory, ``None`` in memory.
+    """
+
+    path: Optional[Path]
+
+    def put(self, doc: Dict[str, Any]) -> str: ...
+
+    def get(self, ref: str) -> Dict[str, Any]: ...
+
+    def append(self, line: Dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class TraceSink:
+    """Writes one trace's manifest through a :class:`TraceStore`, each line exactly once."""
+
+    def __init__(self, store: TraceStore, header: Dict[str, Any]) -> None:
+        self.store = store
+        self._begun: Set[int] = set()
+        self._ended: Set[int] = set()
+        self.closed = False
+        store.append(header_line(header))
+
+    @property
+    def path(self) -> Optional[Path]:
+        return self.store.path
+
+    def put(self, doc: Dict[str, Any]) -> str:
+        """Store a snapshot; its reference."""
+        return self.store.put(doc)
+
+    def get(self, ref: str) -> Dict[str, Any]:
+        """A stored snapshot."""
+        return self.store.get(ref)
+
+    def begin(self, record: PassRecord) -> None:
+        """The ``begin`` line of ``record`` (refused if it was written already)."""
+        if record.index in self._begun:
+            raise RelayVizTraceError(f"pass event {record.index} ({record.name}) began twice")
+        self._begun.add(record.index)
+        self.store.append(begin_line(record))
+
+    def end(self, record: PassRecord) -> None:
+        """The ``end`` line of ``record``, once, after its ``begin`` line."""
+        if record.index not in self._begun or record.index in self._ended:
+            raise RelayVizTraceError(f"pass event {record.index} ({record.name}) ended twice or never began")
+        self._ended.add(record.index)
+        self.store.append(end_line(record))
+
+    def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
+        """The ``close`` line (once; later calls do nothing), then flush the store."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.store.append(close_line(complete=complete, problems=problems, events=events,
+                                         instrument_ms=instrument_ms))
+        finally:
+            self.store.close()
+
+    def add_after_close(self, record: PassRecord) -> None:
+        """Both lines of an event recorded after the context exited, then flush again."""
+        self.begin(record)
+        self.end(record)
+        if self.closed:
+            self.store.close()
