@@ -80,3 +80,14 @@ def test_diff_of_two_builds_as_graph_json(tmp_path: Path, capsys: pytest.Capture
     changed_names = set(out["summary"]["ops"])
     assert changed_names <= set(kernels[0]) | set(kernels[3])
     assert main(["diff", str(tmp_path / "O3.json"), str(tmp_path / "O3.json")]) == 0
+
+
+def test_an_error_message_with_brackets_is_printed_as_written(snapshots: Path, capsys: pytest.CaptureFixture) -> None:
+    """Messages are text, not rich markup: ``[major, minor]`` and ``[1]`` must survive."""
+    doc = json.loads((snapshots / "a.json").read_bytes())
+    doc["version"] = [1]
+    (snapshots / "bad.json").write_text(json.dumps(doc))
+    assert main(["diff", "bad.json", "b.json"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: bad.json, field 'version': 'version' must be [major, minor], got [1] (regenerate the " \
+                  "document with relayviz_instrument.dumps() or fix the file by hand)\n"

@@ -1,0 +1,111 @@
+"""The snapshot policy on real Relay modules, without a PassContext: when the previous snapshot
+stands for a module, and when a new one is taken."""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+import pytest
+import tvm
+import tvm.relay.testing
+from tvm import relay
+
+from relayviz_instrument.capture.policy import Snapshot, SnapshotPolicy, has_untyped
+from relayviz_instrument.serialize.relay import RelaySerializer
+from relayviz_instrument.store import MemoryStore
+
+
+class Taker:
+    """Serializes and stores modules as the instrument does, counting how often it is asked."""
+
+    def __init__(self) -> None:
+        self.serializer = RelaySerializer()
+        self.store = MemoryStore()
+        self.taken: List[Any] = []
+
+    def __call__(self, mod: Any) -> Snapshot:
+        self.taken.append(mod)
+        doc = self.serializer.module(mod)
+        return Snapshot(mod, self.store.put(doc), doc)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    return bool(tvm.ir.structural_equal(a, b))
+
+
+@pytest.fixture
+def typed_mlp() -> Any:
+    mod, _ = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    return relay.transform.InferType()(mod)
+
+
+def test_the_same_module_is_never_serialized_twice(typed_mlp) -> None:
+    take = Taker()
+    policy = SnapshotPolicy(take, _equal)
+    before = policy.before(typed_mlp)
+    after, changed = policy.after(before, typed_mlp)
+    assert after is before and changed is False
+    assert policy.before(typed_mlp) is before and len(take.taken) == 1
+
+
+def test_a_structurally_equal_copy_reuses_the_snapshot(typed_mlp) -> None:
+    take = Taker()
+    policy = SnapshotPolicy(take, _equal)
+    before = policy.before(typed_mlp)
+    copy = tvm.IRModule.from_expr(typed_mlp["main"])  # a new object, the same program
+    assert not copy.same_as(typed_mlp)
+    after, changed = policy.after(before, relay.transform.InferType()(copy))
+    assert changed is False and after.ref == before.ref and len(take.taken) == 1
+
+
+def test_a_rewrite_is_a_new_snapshot_and_a_change(typed_mlp) -> None:
+    take = Taker()
+    policy = SnapshotPolicy(take, _equal)
+    before = policy.before(typed_mlp)
+    fused = relay.transform.FuseOps(2)(typed_mlp)
+    after, changed = policy.after(before, fused)
+    assert changed is True and after.ref != before.ref and len(take.taken) == 2
+    assert policy.last is after and policy.before(fused) is after  # the next pass receives it
+
+
+def test_types_filled_in_by_inference_are_a_change_although_the_modules_are_equal() -> None:
+    x = relay.var("x", shape=(1, 8), dtype="float32")
+    w = relay.var("w", shape=(4, 8), dtype="float32")
+    body = relay.nn.relu(relay.nn.dense(x, w))
+    untyped = tvm.IRModule.from_expr(relay.Function([x, w], body, ret_type=relay.TensorType((1, 4), "float32")))
+    take = Taker()
+    policy = SnapshotPolicy(take, _equal)
+    before = policy.before(untyped)
+    assert before.untyped and has_untyped(before.doc)
+    typed = relay.transform.InferType()(untyped)
+    assert tvm.ir.structural_equal(untyped, typed)  # equal to TVM: types are not compared
+    after, changed = policy.after(before, typed)
+    assert changed is True and not after.untyped and after.ref != before.ref
+
+
+def test_when_tvm_cannot_compare_the_snapshots_decide(typed_mlp) -> None:
+    take = Taker()
+    policy = SnapshotPolicy(take, lambda a, b: None)
+    before = policy.before(typed_mlp)
+    after, changed = policy.after(before, tvm.IRModule.from_expr(typed_mlp["main"]))
+    assert changed is False and after.ref == before.ref and len(take.taken) == 2
+    after, changed = policy.after(before, relay.transform.FuseOps(2)(typed_mlp))
+    assert changed is True
+
+
+def test_a_sequential_returns_what_its_last_inner_pass_made(typed_mlp) -> None:
+    take = Taker()
+    policy = SnapshotPolicy(take, _equal)
+    outer = policy.before(typed_mlp)  # the Sequential begins
+    inner = policy.before(typed_mlp)  # its first pass begins on the same module
+    fused = relay.transform.FuseOps(2)(typed_mlp)
+    inner_after, _ = policy.after(inner, fused)
+    outer_after, changed = policy.after(outer, fused)  # the Sequential ends with the same object
+    assert outer_after is inner_after and changed is True and len(take.taken) == 2
+
+
+def test_forget_drops_the_ir_objects(typed_mlp) -> None:
+    policy = SnapshotPolicy(Taker(), _equal)
+    policy.before(typed_mlp)
+    policy.forget()
+    assert policy.last is None
