@@ -19,9 +19,10 @@ import orjson
 from ._files import atomic_write_bytes
 from .diff import DIFF_VERSION, GraphDiff, diff
 from .errors import RelayVizIOError
+from .format import INFERRED_TYPE_KINDS
 from .store import PassRecord
 
-__all__ = ["PassDiffs", "CACHE_DIR"]
+__all__ = ["PassDiffs", "CACHE_DIR", "without_inferred_types"]
 
 CACHE_DIR = "cache"
 #: Documents kept in memory: a pass's output is usually the next changed pass's input.
@@ -81,6 +82,31 @@ class PassDiffs:
         result = self.diff(record)
         return None if result is None else result.summary
 
+    def pair_diff(self, before: str, after: str, *, ignore_types: bool = False) -> GraphDiff:
+        """The diff of two snapshots of the trace (with ``ignore_types``, of the two with the
+        types inference fills in removed, so that what a pass did shows without what the
+        InferType nested in it added)."""
+        a, b = self.document(before), self.document(after)
+        if ignore_types:
+            a, b = without_inferred_types(a), without_inferred_types(b)
+        result = diff(a, b)
+        key = f"{before}-{after}" + ("-untyped" if ignore_types else "")
+        if key not in self._summaries:
+            self._summaries[key] = result.summary
+            self._dirty = True
+        return result
+
+    def pair_summary(self, before: str, after: str, *, ignore_types: bool = False) -> Dict[str, Any]:
+        """The summary of :meth:`pair_diff` (from the cache when it is there)."""
+        cached = self._summaries.get(f"{before}-{after}" + ("-untyped" if ignore_types else ""))
+        if cached is not None:
+            return cached
+        return self.pair_diff(before, after, ignore_types=ignore_types).summary
+
+    def untyped(self, ref: str) -> bool:
+        """Whether snapshot ``ref`` has expressions that type inference has not reached."""
+        return any(n["node_kind"] in INFERRED_TYPE_KINDS and "type" not in n for n in self.document(ref)["nodes"])
+
     def summaries(self, records: Iterable[PassRecord]) -> Dict[int, Dict[str, Any]]:
         """Summaries by record index for the changed passes among ``records``; saves the cache."""
         out = {}
@@ -114,3 +140,15 @@ def _read_cache(path: Path) -> Dict[str, Dict[str, Any]]:
             and isinstance(cached.get("summaries"), dict)):
         return {}
     return {key: value for key, value in cached["summaries"].items() if isinstance(value, dict)}
+
+
+def without_inferred_types(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """A copy of ``doc`` without what type inference writes: the ``type`` of expressions and
+    the ``ret_type`` of functions (a Var's type is its annotation and stays)."""
+    nodes = []
+    for node in doc["nodes"]:
+        if (node["node_kind"] in INFERRED_TYPE_KINDS and "type" in node) or (
+                node["node_kind"] == "Function" and "ret_type" in node):
+            node = {k: v for k, v in node.items() if k not in ("type", "ret_type")}
+        nodes.append(node)
+    return {**doc, "nodes": nodes}

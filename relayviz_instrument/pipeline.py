@@ -4,17 +4,42 @@ counts. Pure functions over records; the reports and provenance build on them.
 Passes also run on modules of their own: SimplifyExpr and FoldConstant type-check a
 temporary module (``_tmp``), and a function pass runs InferType on the module it is
 rewriting before it returns. Their changes never reach the pipeline as such (the enclosing
-pass's diff holds what does), so they are told apart here, once.
+pass's diff holds what does), so they are told apart here, once. Every event with a
+snapshot has one of these roles (:func:`event_roles`):
+
+- ``pipeline``: it received the pipeline's module (see :func:`pipeline_events`);
+- ``finishing``: nested in a pipeline event, it turned that event's work in progress into
+  the event's result — the InferType a function pass runs on the module it rewrote, which
+  fills in the types of the new expressions;
+- ``scratch``: it worked on a module of its own (``_tmp``) that never became the pipeline's.
+
+And where the module changed between two recorded events, outside any pass the trace saw
+(code between passes, or passes run under another PassContext), :func:`pipeline_gaps` says so.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .diff import GraphDiff
 from .store import PassRecord
 
-__all__ = ["pipeline_events", "own_op_deltas", "pipeline_op_deltas", "graph_missing"]
+__all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "own_op_deltas", "pipeline_op_deltas",
+           "PIPELINE", "FINISHING", "SCRATCH"]
+
+PIPELINE, FINISHING, SCRATCH = "pipeline", "finishing", "scratch"
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The module changed between two recorded events without a recorded pass changing it:
+    ``previous`` left ``old`` (a snapshot reference), ``next`` received ``new``."""
+
+    previous: int
+    next: int
+    old: str
+    new: str
 
 
 def own_op_deltas(passes: Sequence[Tuple[int, Optional[int], str, Mapping[str, int]]]
@@ -39,35 +64,58 @@ def own_op_deltas(passes: Sequence[Tuple[int, Optional[int], str, Mapping[str, i
 def pipeline_events(records: Sequence[PassRecord]) -> List[int]:
     """Indices of the pass events whose input was the pipeline's module at the time.
 
-    Passes also run on modules of their own: SimplifyExpr and FoldConstant type-check a
-    temporary module (``_tmp``), and a function pass runs InferType on the module it is
-    rewriting before it returns. Their changes never reach the pipeline as such (the enclosing
-    pass's diff holds what does), so summing them would count operators that were never added.
     An event is on the pipeline when its ``before`` snapshot is the one the last such event
     left; a pass nested in it is on the pipeline only if it, too, received that module. An
     event with no such event open around it is on the pipeline whatever its input: passes left
     out of the trace (``passes=``/``exclude=``) may have changed the module in between.
+    Summing the operator deltas of these events counts every operator once.
     """
+    return [index for index, role in _walk(records)[0].items() if role == PIPELINE]
+
+
+def event_roles(records: Sequence[PassRecord]) -> Dict[int, str]:
+    """The role of every event with a snapshot: :data:`PIPELINE`, :data:`FINISHING` or :data:`SCRATCH`."""
+    return _walk(records)[0]
+
+
+def pipeline_gaps(records: Sequence[PassRecord]) -> List[Gap]:
+    """Where a top-level event received a module other than the one the pipeline held."""
+    return _walk(records)[1]
+
+
+def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
     current: Optional[str] = None
-    on: List[int] = []
+    last: Optional[int] = None  # the pipeline event that left ``current``
+    roles: Dict[int, str] = {}
+    gaps: List[Gap] = []
     ends: List[Tuple[int, PassRecord]] = []  # events on the pipeline still open, by depth
 
     def close(depth: int) -> None:
-        nonlocal current
+        nonlocal current, last
         while ends and ends[-1][0] >= depth:
             _, done = ends.pop()
             if done.after is not None:
-                current = done.after
+                current, last = done.after, done.index
 
     for r in records:
         close(r.depth)
         if r.before is None:
             continue
-        if not ends or r.before == current:
-            current = r.before
-            on.append(r.index)
-            ends.append((r.depth, r))
-    return on
+        if not ends:
+            if current is not None and last is not None and r.before != current:
+                gaps.append(Gap(last, r.index, current, r.before))
+            roles[r.index] = PIPELINE
+        elif r.before == current:
+            roles[r.index] = PIPELINE
+        elif (r.after is not None and r.after == ends[-1][1].after and r.depth == ends[-1][0] + 1
+              and r.after != r.before):
+            roles[r.index] = FINISHING
+        else:
+            roles[r.index] = SCRATCH
+            continue
+        current = r.before
+        ends.append((r.depth, r))
+    return roles, gaps
 
 
 def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff]
@@ -89,20 +137,3 @@ def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphD
             parent = by_index[parent].parent if parent in by_index else None
         rows.append((r.index, parent, r.name, diffs[r.index].op_delta))
     return own_op_deltas(rows)
-
-
-#: How to record the built graph, for every message that says it is missing.
-RECORD_GRAPH_FIX = "call trace.record_graph(lib) with what relay.build returned"
-
-
-def graph_missing(records: Sequence[PassRecord]) -> bool:
-    """Whether the model was lowered to TIR (a ``relay.build`` or ``relay.vm.compile`` ran:
-    TIR-only modules went through passes) after the last graph recorded, if any: the trace
-    then ends at the last Relay module, without what was built."""
-    lowered = False
-    for r in records:
-        if r.ir == "graph_executor":
-            lowered = False
-        elif r.ir in ("tir", "empty"):
-            lowered = True
-    return lowered

@@ -1,23 +1,30 @@
-"""``report_trace``: what each pass of a trace did, hunk by hunk, and the operator calls it
-added and removed — the use case behind ``relayviz report``."""
+"""``report_trace``: what each pass of a trace did, hunk by hunk, and the operator calls each
+compilation added and removed — the use case behind ``relayviz report``.
+
+Like the pass table, the report shows the pipeline by default: work on scratch modules and
+the type inference a pass runs on its own result are folded into that pass (``everything``
+shows them, labelled), and a pass is credited with what it did, not with the types its nested
+InferType filled in. ``docs/json.md`` documents the JSON forms field by field.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Pattern, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Pattern, Tuple, Union
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
+from .builds import ARTIFACT_IRS, split_builds
 from .diff import GraphDiff
 from .diff_view import DiffView, OpDeltaTable
 from .errors import RelayVizUsageError
 from .pass_diffs import PassDiffs
-from .pipeline import pipeline_op_deltas
+from .pipeline import FINISHING, PIPELINE, SCRATCH, event_roles, pipeline_op_deltas
 from .store import PassRecord
 
-__all__ = ["TraceReport", "report_trace", "changed_passes"]
+__all__ = ["TraceReport", "PassChange", "report_trace", "changed_passes"]
 
 
 def changed_passes(records: List[PassRecord], pattern: Optional[Pattern[str]] = None) -> List[PassRecord]:
@@ -27,49 +34,139 @@ def changed_passes(records: List[PassRecord], pattern: Optional[Pattern[str]] = 
 
 
 @dataclass
-class TraceReport:
-    """Each changed pass with its diff, and the operator-count table of the pipeline."""
+class PassChange:
+    """One pass in a report: its record, its diff, its role and how it is labelled."""
 
-    trace: Any
-    passes: List[Tuple[PassRecord, GraphDiff]]
-    selected: bool = False
+    record: PassRecord
+    diff: GraphDiff
+    role: str = PIPELINE
+    note: str = ""
+    without_types: bool = False
+
+    def to_json(self) -> Dict[str, Any]:
+        r, d = self.record, self.diff
+        return {"index": r.index, "name": r.name, "depth": r.depth, "role": self.role,
+                "duration_ms": None if r.ir in ARTIFACT_IRS else r.duration_ms,
+                "nodes_before": d.nodes_before, "nodes_after": d.nodes_after,
+                "types_inferred_by_nested_pass": self.without_types, **d.to_json()}
+
+
+@dataclass
+class BuildReport:
+    """The changed passes of one compilation and its operator table."""
+
+    number: int
+    label: str
+    passes: List[PassChange]
     op_deltas: List[Tuple[str, Dict[str, int]]] = field(default_factory=list)
 
+    def operators_json(self) -> List[Dict[str, Any]]:
+        return [{"operator": op, "added": plus, "removed": minus, "net": plus - minus, "passes": names}
+                for op, (plus, minus, names) in OpDeltaTable(self.op_deltas).rows.items()]
+
+
+@dataclass
+class TraceReport:
+    """Each changed pass with its diff, and the operator table of each compilation."""
+
+    trace: Any
+    builds: List[BuildReport]
+    selected: bool = False
+
+    @property
+    def passes(self) -> List[PassChange]:
+        return [p for b in self.builds for p in b.passes]
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for record, result in self.passes:
-            yield DiffView(result, record.name, [
-                f"#{record.index}", f"depth {record.depth}", f"{record.duration_ms:,.2f} ms",
-                f"{result.nodes_before} → {result.nodes_after} nodes"])
         if not self.passes:
             yield Text("no pass changed the module" + (" (among those selected)" if self.selected else ""))
             return
-        yield OpDeltaTable(self.op_deltas)
+        many = len(self.builds) > 1
+        for build in self.builds:
+            if many and build.passes:
+                yield Text(build.label, style="bold underline")
+            for change in build.passes:
+                r = change.record
+                details = [f"#{r.index}", f"depth {r.depth}"]
+                if r.ir not in ARTIFACT_IRS:
+                    details.append(f"{r.duration_ms:,.2f} ms")
+                details.append(f"{change.diff.nodes_before} → {change.diff.nodes_after} nodes")
+                if change.note:
+                    details.append(change.note)
+                if change.without_types:
+                    details.append("types inferred by its nested InferType not shown")
+                yield DiffView(change.diff, r.name, details)
+            if build.op_deltas and any(delta for _, delta in build.op_deltas):
+                title = "operator calls across the pipeline" + (f" ({build.label})" if many else "")
+                yield OpDeltaTable(build.op_deltas, title=title)
 
     def to_json(self) -> Dict[str, Any]:
-        """``{"trace", "complete", "passes": [{index, name, depth, duration_ms, nodes_before,
-        nodes_after, summary, added, removed, changed, rewired, hunks}]}``."""
+        """``{"trace", "complete", "passes": [...], "builds": [{number, label, operators}]}``."""
         path = getattr(self.trace, "path", None)
         return {"trace": None if path is None else str(path), "complete": self.trace.complete,
-                "passes": [{"index": r.index, "name": r.name, "depth": r.depth, "duration_ms": r.duration_ms,
-                            "nodes_before": d.nodes_before, "nodes_after": d.nodes_after, **d.to_json()}
-                           for r, d in self.passes]}
+                "passes": [p.to_json() for p in self.passes],
+                "builds": [{"number": b.number, "label": b.label, "passes": [p.record.index for p in b.passes],
+                            "operators": b.operators_json()} for b in self.builds]}
+
+    def json_lines(self) -> Iterator[Dict[str, Any]]:
+        """The report as a stream of JSON objects, one per line (``relayviz report --jsonl``):
+        ``{"type": "trace"}`` first, then ``{"type": "pass"}`` per pass, then
+        ``{"type": "operators"}`` per compilation."""
+        path = getattr(self.trace, "path", None)
+        yield {"type": "trace", "trace": None if path is None else str(path), "complete": self.trace.complete,
+               "builds": len(self.builds)}
+        for build in self.builds:
+            for change in build.passes:
+                yield {"type": "pass", "build": build.number, **change.to_json()}
+            yield {"type": "operators", "build": build.number, "label": build.label,
+                   "operators": build.operators_json()}
 
 
-def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None) -> TraceReport:
-    """Diff every pass of ``trace`` that changed the module (those whose name matches the
-    regular expression ``passes``, if given) and count the operators each added and removed
-    along the pipeline."""
-    if isinstance(passes, str):
-        try:
-            passes = re.compile(passes)
-        except re.error as exc:
-            raise RelayVizUsageError(f"--pass: not a regular expression: {exc}") from None
+def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None, *,
+                 everything: bool = False) -> TraceReport:
+    """Diff every pipeline pass of ``trace`` that changed the module (those whose name matches
+    the regular expression ``passes``, if given; with ``everything``, scratch work and nested
+    type inference too), and count the operators each compilation's passes added and removed."""
+    pattern = _compiled(passes)
+    records = trace.records
+    by_index = {r.index: r for r in records}
     diffs = PassDiffs(trace)
-    found: List[Tuple[PassRecord, GraphDiff]] = []
-    for record in changed_passes(trace.records, passes):
-        result = diffs.diff(record)
-        assert result is not None
-        found.append((record, result))
+    reports = []
+    for build in split_builds(records):
+        members = [by_index[i] for i in build.events + [a.index for a in build.artifacts]]
+        roles = event_roles(members)
+        finishing = {by_index[i].parent: i for i, role in roles.items() if role == FINISHING}
+        found: List[PassChange] = []
+        full: Dict[int, GraphDiff] = {}
+        for record in changed_passes(members, pattern):
+            role = roles.get(record.index, PIPELINE)
+            if role != PIPELINE and not everything and record.ir not in ARTIFACT_IRS:
+                continue
+            result = diffs.diff(record)
+            assert result is not None and record.before and record.after
+            full[record.index] = result
+            shown, stripped = result, False
+            if record.index in finishing and diffs.untyped(record.before):
+                shown, stripped = diffs.pair_diff(record.before, record.after, ignore_types=True), True
+            found.append(PassChange(record, shown, role, _note(record, role, by_index), stripped))
+        deltas = pipeline_op_deltas(members, {i: d for i, d in full.items() if roles.get(i, PIPELINE) == PIPELINE})
+        reports.append(BuildReport(build.number, build.label(), found, deltas))
     diffs.save()
-    deltas = pipeline_op_deltas(trace.records, {r.index: d for r, d in found})
-    return TraceReport(trace, found, passes is not None, deltas)
+    return TraceReport(trace, reports, pattern is not None)
+
+
+def _compiled(passes: Union[str, Pattern[str], None]) -> Optional[Pattern[str]]:
+    if not isinstance(passes, str):
+        return passes
+    try:
+        return re.compile(passes)
+    except re.error as exc:
+        raise RelayVizUsageError(f"--pass: not a regular expression: {exc}") from None
+
+
+def _note(record: PassRecord, role: str, by_index: Dict[int, PassRecord]) -> str:
+    if role == SCRATCH:
+        return "scratch: works on a module of its own, not the pipeline's"
+    if role == FINISHING and record.parent is not None:
+        return f"types of {by_index[record.parent].name}'s result"
+    return ""

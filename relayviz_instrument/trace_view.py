@@ -1,26 +1,35 @@
 """A trace as a whole: its summary, its pass table, and ``show_trace``, the use case behind
 ``relayviz show``.
 
-The renderables take any object with ``records`` (a list of :class:`PassRecord`),
-``complete`` and ``problems``: a :class:`~relayviz_instrument.store.Trace` read from disk,
-or a live :class:`~relayviz_instrument.capture.RelayVizTrace`.
+What the table shows by default is the pipeline: the passes that changed the module a
+compilation carries, one section per compilation, and rows for changes no recorded pass made.
+Work on scratch modules (the ``_tmp`` module SimplifyExpr type-checks) and the InferType a
+function pass runs on its own result are folded into the pass they belong to (``--all``
+shows them, labelled). Each row's ``+ - ~`` credits the pass that did the work: a pass whose
+nested InferType filled in the types is shown without those types.
+
+The renderables take any object with ``records``, ``complete`` and ``problems``: a
+:class:`~relayviz_instrument.store.Trace` read from disk, or a live
+:class:`~relayviz_instrument.capture.RelayVizTrace`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from .builds import ARTIFACT_IRS, RECORD_GRAPH_FIX, Build, split_builds
 from .pass_diffs import PassDiffs
-from .pipeline import RECORD_GRAPH_FIX, graph_missing
+from .pipeline import FINISHING, PIPELINE, SCRATCH, Gap, event_roles, pipeline_gaps
 from .store import PassRecord
 
-__all__ = ["TraceSummary", "PassTable", "TraceOverview", "select_records", "show_trace"]
+__all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "select_records", "show_trace",
+           "trace_notes", "shorten"]
 
 
 def select_records(records: Sequence[PassRecord], *, everything: bool = False) -> List[PassRecord]:
@@ -30,13 +39,37 @@ def select_records(records: Sequence[PassRecord], *, everything: bool = False) -
     return [r for r in records if r.changed or r.error is not None]
 
 
+def shorten(name: str, room: int) -> str:
+    """``name`` in at most ``room`` characters: its start, ``…``, and its end, which is what
+    tells names apart (``tvmgen_default_fused_nn_conv2d_add_nn_relu_1``, ``FoldScaleAxis``)."""
+    if len(name) <= room:
+        return name
+    if room < 4:
+        return name[:room]
+    head = max(1, (room - 1) // 3)
+    return name[:head] + "…" + name[len(name) - (room - 1 - head):]
+
+
 #: Characters between two columns of the pass table: padding 1 each side, collapsed to one,
 #: and the blank rule of ``box.SIMPLE_HEAD``.
 _SEPARATOR = 2
+#: The narrowest a shortened pass name gets on a narrow terminal.
+_MIN_NAME = 12
 
 
-def _ms(value: float) -> str:
-    return f"{value:,.1f}"
+@dataclass(frozen=True)
+class PassRow:
+    """One row of the pass table: a pass event (``record``) or a change between events (``gap``).
+
+    ``summary`` is the diff summary the row credits; ``note`` labels rows that are not
+    pipeline passes (``scratch``, ``types of FuseOps``); ``nodes`` overrides the node counts.
+    """
+
+    record: Optional[PassRecord] = None
+    summary: Optional[Mapping[str, Any]] = None
+    note: str = ""
+    gap: Optional[Gap] = None
+    nodes: Optional[str] = None
 
 
 class TraceSummary:
@@ -48,10 +81,10 @@ class TraceSummary:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         records: Sequence[PassRecord] = self.trace.records
-        by_ir = {}
+        by_ir: Dict[str, int] = {}
         for r in records:
             by_ir[r.ir] = by_ir.get(r.ir, 0) + 1
-        top = sum(r.duration_ms for r in records if r.depth == 1)
+        top = sum(r.duration_ms for r in records if r.depth == 1 and r.ir not in ARTIFACT_IRS)
         changed = sum(1 for r in records if r.changed)
         compared = sum(1 for r in records if r.changed is not None)
         snapshots = {ref for r in records for ref in (r.before, r.after) if ref}
@@ -75,12 +108,24 @@ class TraceSummary:
 
 
 def trace_notes(records: Sequence[PassRecord]) -> List[str]:
-    """What a reader of the trace should know that no row shows: a built graph that was not
-    recorded, modules that could not be snapshotted (and why)."""
+    """What a reader of the trace should know that no row shows: what was built but not
+    recorded, changes made outside any recorded pass, modules that could not be snapshotted."""
     notes = []
-    if graph_missing(records):
+    builds = split_builds(records)
+    missing = [b for b in builds if b.missing_artifact]
+    if missing and len(builds) == 1:
         notes.append("the model was lowered (relay.build ran) but its built graph was not recorded, so the "
                      f"trace ends at the last Relay module: {RECORD_GRAPH_FIX}")
+    elif missing:
+        notes.append(", ".join(b.label() for b in missing) + ": lowered, but its built graph was not recorded: "
+                     + RECORD_GRAPH_FIX)
+    by_index = {r.index: r for r in records}
+    gaps = [g for b in builds for g in pipeline_gaps(_members(b, by_index))]
+    if gaps:
+        notes.append(f"the module changed {len(gaps)} time(s) outside any recorded pass (rows '(outside any "
+                     "pass)'): code between passes, or passes run under a PassContext of their own, as "
+                     "relay.quantize runs its annotate, calibrate and realize passes; an instrument sees only "
+                     "the passes of the contexts it is given to")
     why: Dict[str, int] = {}
     for r in records:
         if r.note:
@@ -89,26 +134,32 @@ def trace_notes(records: Sequence[PassRecord]) -> List[str]:
     return notes
 
 
+def _members(build: Build, by_index: Mapping[int, PassRecord]) -> List[PassRecord]:
+    """The records of one compilation: its pass events, then what it built."""
+    return [by_index[i] for i in build.events + [a.index for a in build.artifacts]]
+
+
 class PassTable:
     """The pass-by-pass table: name (indented by depth), time, change, node counts, + - ~.
 
-    ``summaries`` maps record indices to diff summaries (:class:`~relayviz_instrument.pass_diffs.PassDiffs`);
-    a changed pass without one shows no counts.
+    Give it :class:`PassRow`s, or records with ``summaries`` (diff summaries by record index).
+    On a terminal too narrow for it, pass names are shortened in the middle; anywhere else
+    (a file, a pipe) they are never cut.
     """
 
-    def __init__(self, records: Iterable[PassRecord], summaries: Optional[Mapping[int, Mapping[str, Any]]] = None,
-                 *, title: Optional[str] = None) -> None:
-        self.records = list(records)
-        self.summaries = dict(summaries or {})
+    def __init__(self, rows: Iterable[Union[PassRow, PassRecord]],
+                 summaries: Optional[Mapping[int, Mapping[str, Any]]] = None, *, title: Optional[str] = None) -> None:
+        summaries = summaries or {}
+        self.rows = [row if isinstance(row, PassRow) else PassRow(row, summaries.get(row.index)) for row in rows]
         self.title = title
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        rows = [self._row(r, self.summaries.get(r.index)) for r in self.records]
-        if not rows:
+        cells = [self._cells(row) for row in self.rows]
+        if not cells:
             yield Text("no pass changed the module", style="dim")
             return
-        table = Table(title=self.title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                      expand=False, padding=(0, 1), collapse_padding=True)
+        table = Table(title=self.title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                      pad_edge=False, expand=False, padding=(0, 1), collapse_padding=True)
         table.add_column("#", justify="right", style="dim", no_wrap=True)
         table.add_column("pass", no_wrap=True)
         table.add_column("depth", justify="right", no_wrap=True)
@@ -118,65 +169,183 @@ class PassTable:
         table.add_column("+", justify="right", style="green", no_wrap=True)
         table.add_column("-", justify="right", style="red", no_wrap=True)
         table.add_column("~", justify="right", style="yellow", no_wrap=True)
-        # Every column but the pass name keeps its width; a narrow terminal shortens the names.
-        widths = [max([len(str(c.header))] + [len(str(row[i])) for row in rows])
+        widths = [max([len(str(c.header))] + [len(str(row[i])) for row in cells])
                   for i, c in enumerate(table.columns)]
-        room = max(12, options.max_width - (sum(widths) - widths[1]) - _SEPARATOR * (len(widths) - 1))
-        for row in rows:
-            row[1].truncate(room, overflow="ellipsis")
-        for row in rows:
+        room = options.max_width - (sum(widths) - widths[1]) - _SEPARATOR * (len(widths) - 1)
+        if console.is_terminal and room < widths[1]:  # a narrow terminal: shorten names, keep numbers
+            room = max(_MIN_NAME, room)
+            for row in cells:
+                name: Text = row[1]
+                indent = len(name.plain) - len(name.plain.lstrip(" "))
+                short = shorten(name.plain[indent:], max(4, room - indent))
+                row[1] = Text(" " * indent + short, style=name.style)
+        else:
+            options = options.update(max_width=max(options.max_width, sum(widths) + _SEPARATOR * len(widths)))
+        for row in cells:
             table.add_row(*row)
-        yield Group(table)
+        yield from console.render(Group(table), options)
 
     @staticmethod
-    def _row(r: PassRecord, summary: Optional[Mapping[str, Any]]) -> List[Any]:
+    def _cells(row: PassRow) -> List[Any]:
+        if row.gap is not None:
+            name = Text("(outside any pass)", style="italic yellow")
+            summary = row.summary or {}
+            return ["", name, "", "", Text("yes", style="bold"), row.nodes or "",
+                    str(summary.get("added", "")), str(summary.get("removed", "")),
+                    str(summary.get("changed", 0) + summary.get("rewired", 0)) if summary else ""]
+        r = row.record
+        assert r is not None
         name = Text("  " * (r.depth - 1) + r.name, style="bold red" if r.error else None)
+        if row.note:
+            name.append(f" ({row.note})", style="dim italic")
         if r.error is not None:
             changed = Text("failed", style="bold red")
         elif r.changed is None:
             changed = Text("-", style="dim")
         else:
             changed = Text("yes", style="bold") if r.changed else Text("no", style="dim")
-        if r.nodes_before is None:
-            nodes = ""
+        if row.nodes is not None:
+            nodes = row.nodes
+        elif r.nodes_before is None:
+            nodes = "" if r.nodes_after is None else str(r.nodes_after)
         elif r.nodes_after is None or r.nodes_after == r.nodes_before:
             nodes = str(r.nodes_before)
         else:
             nodes = f"{r.nodes_before} -> {r.nodes_after}"
-        summary = summary or {}
+        summary = row.summary or {}
         plus = str(summary.get("added", "")) if r.changed else ""
         minus = str(summary.get("removed", "")) if r.changed else ""
         tilde = (str(summary.get("changed", 0) + summary.get("rewired", 0))
                  if r.changed and summary else "")
-        return [str(r.index), name, str(r.depth), _ms(r.duration_ms), changed, nodes, plus, minus, tilde]
+        ms = "—" if r.ir in ARTIFACT_IRS else f"{r.duration_ms:,.1f}"
+        return [str(r.index), name, str(r.depth), ms, changed, nodes, plus, minus, tilde]
+
+
+@dataclass
+class BuildSection:
+    """The rows of one compilation."""
+
+    build: Build
+    rows: List[PassRow]
 
 
 @dataclass
 class TraceOverview:
-    """What ``relayviz show`` prints: the trace's summary and its pass table, or as JSON the
-    header and every record with its diff summary."""
+    """What ``relayviz show`` prints: the trace's summary, then one pass table per compilation;
+    as JSON, every record as recorded and what is derived from them."""
 
     trace: Any
-    records: List[PassRecord]
-    summaries: Dict[int, Dict[str, Any]]
+    sections: List[BuildSection]
+    roles: Dict[int, str]
+    summaries: Dict[int, Dict[str, Any]] = field(default_factory=dict)
+    paths: bool = False
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         path = getattr(self.trace, "path", None)
         yield TraceSummary(self.trace, path=None if path is None else str(path))
-        yield PassTable(self.records, self.summaries)
+        many = len(self.sections) > 1
+        for section in self.sections:
+            title = None
+            if many:
+                built = ", ".join(f"{a.name} #{a.index}" for a in section.build.artifacts) or "nothing recorded"
+                title = f"{section.build.label()} (built: {built})"
+            yield PassTable(section.rows, title=title)
+        if self.paths:
+            yield from self._paths()
+
+    def _paths(self) -> RenderResult:
+        """The snapshot files of the rows shown, for commands that take a snapshot file."""
+        if getattr(self.trace, "path", None) is None:
+            return
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="snapshots",
+                      title_justify="left")
+        table.add_column("#", justify="right", style="dim", no_wrap=True)
+        table.add_column("pass", no_wrap=True)
+        table.add_column("before", no_wrap=True)
+        table.add_column("after", no_wrap=True)
+        for section in self.sections:
+            for row in section.rows:
+                r = row.record
+                if r is None or not (r.before or r.after):
+                    continue
+                table.add_row(str(r.index), r.name, _path(self.trace, r.before), _path(self.trace, r.after))
+        yield table
 
     def to_json(self) -> Dict[str, Any]:
-        """``{"trace", "complete", "problems", "notes", "header", "records", "summaries"}``:
-        every record as recorded, and the diff summary of each changed pass by record index."""
+        """``{"trace", "complete", "problems", "notes", "header", "records", "roles", "builds",
+        "gaps", "summaries"}``: every record as recorded, the role of each event with a
+        snapshot, the compilations, the changes outside passes, and the diff summary each
+        shown row credits, by record index."""
         trace = self.trace
+        gaps = [{"previous": row.gap.previous, "next": row.gap.next, "before": row.gap.old, "after": row.gap.new,
+                 "summary": row.summary}
+                for section in self.sections for row in section.rows if row.gap is not None]
         return {"trace": str(trace.path) if trace.path is not None else None, "complete": trace.complete,
                 "problems": list(trace.problems), "notes": trace_notes(trace.records),
                 "header": getattr(trace, "header", {}), "records": [r.to_json() for r in trace.records],
+                "roles": {str(i): role for i, role in sorted(self.roles.items())},
+                "builds": [{"number": s.build.number, "first": s.build.first, "last": s.build.last,
+                            "lowered": s.build.lowered, "built": [a.index for a in s.build.artifacts]}
+                           for s in self.sections],
+                "gaps": gaps,
                 "summaries": {str(index): summary for index, summary in sorted(self.summaries.items())}}
 
 
-def show_trace(trace: Any, *, everything: bool = False) -> TraceOverview:
-    """The overview of ``trace`` (read with :func:`~relayviz_instrument.load_trace`, or live):
-    by default only the passes that changed the module or failed; ``everything`` lists all."""
-    return TraceOverview(trace, select_records(trace.records, everything=everything),
-                         PassDiffs(trace).summaries(trace.records))
+def _path(trace: Any, ref: Optional[str]) -> str:
+    return "" if not ref else str(trace.snapshot_path(ref))
+
+
+def show_trace(trace: Any, *, everything: bool = False, paths: bool = False) -> TraceOverview:
+    """The overview of ``trace`` (read with :func:`~relayviz_instrument.load_trace`, or live).
+
+    By default each compilation's pipeline passes that changed the module or failed, what it
+    built, and rows for changes made outside any recorded pass; ``everything`` lists every
+    event, scratch work and nested type inference included, labelled. ``paths`` adds the
+    snapshot file of each row.
+    """
+    records = trace.records
+    by_index = {r.index: r for r in records}
+    diffs = PassDiffs(trace)
+    summaries: Dict[int, Dict[str, Any]] = {}
+    all_roles: Dict[int, str] = {}
+    sections = []
+    for build in split_builds(records):
+        members = _members(build, by_index)
+        roles = event_roles(members)
+        all_roles.update(roles)
+        finishing = {by_index[i].parent: i for i, role in roles.items() if role == FINISHING}
+        gaps = {g.next: g for g in pipeline_gaps(members)}
+        rows: List[PassRow] = []
+        for r in members:
+            index = r.index
+            gap = gaps.get(index)
+            if gap is not None:
+                old, new = diffs.document(gap.old), diffs.document(gap.new)
+                rows.append(PassRow(summary=diffs.pair_summary(gap.old, gap.new), gap=gap,
+                                    nodes=f"{len(old['nodes'])} -> {len(new['nodes'])}"))
+            role = roles.get(index, PIPELINE)
+            shown = everything or r.error is not None or (role == PIPELINE and r.changed) or r.ir in ARTIFACT_IRS
+            if not shown:
+                continue
+            summary = _credited(r, finishing, diffs)
+            if summary is not None:
+                summaries[index] = summary
+            note = ""
+            if role == SCRATCH:
+                note = "scratch"
+            elif role == FINISHING and r.parent is not None:
+                note = f"types of {by_index[r.parent].name}" if r.name == "InferType" else f"ends {by_index[r.parent].name}"
+            rows.append(PassRow(r, summary, note))
+        sections.append(BuildSection(build, rows))
+    diffs.save()
+    return TraceOverview(trace, sections, all_roles, summaries, paths)
+
+
+def _credited(record: PassRecord, finishing: Mapping[Optional[int], int], diffs: PassDiffs) -> Optional[Dict[str, Any]]:
+    """The summary a row shows: the pass's diff, without the types its nested InferType
+    inferred when the pass started from a module without them."""
+    if not (record.changed and record.before and record.after):
+        return None
+    if record.index in finishing and diffs.untyped(record.before):
+        return diffs.pair_summary(record.before, record.after, ignore_types=True)
+    return diffs.summary(record)

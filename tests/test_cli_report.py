@@ -59,9 +59,16 @@ def test_report_prints_each_changed_pass_and_the_operator_table(trace_dir: Path,
     norms = batch_norms(trace.snapshot(simplify.before))
     assert norms == 18 and batch_norms(trace.snapshot(simplify.after)) == 0
 
+    # By default the passes that did the work; the InferType each function pass runs on its own
+    # result is folded into that pass, and --all shows it too.
+    nested = [r for r in changed if r.name == "InferType" and r.parent is not None
+              and trace.records[r.parent].name in ("SimplifyInference", "FuseOps")]
+    assert len(nested) == 2 and all(r.after == trace.records[r.parent].after for r in nested)
+    assert main(["report", str(trace_dir), "--all"]) == 0
+    assert list(sections(capsys.readouterr().out)) == [f"{r.name}#{r.index}" for r in changed] + ["table"]
     assert main(["report", str(trace_dir)]) == 0
     out = sections(capsys.readouterr().out)
-    assert list(out) == [f"{r.name}#{r.index}" for r in changed] + ["table"]
+    assert list(out) == [f"{r.name}#{r.index}" for r in changed if r not in nested] + ["table"]
 
     text = out[f"SimplifyInference#{simplify.index}"]
     counts = [int(m.group(1) or 1) for m in re.finditer(r"── replaced(?: ×(\d+))?  nn\.batch_norm", text)]
@@ -80,17 +87,21 @@ def test_report_prints_each_changed_pass_and_the_operator_table(trace_dir: Path,
 def test_pass_option_selects_by_name(trace_dir: Path, capsys) -> None:
     assert main(["report", str(trace_dir), "--pass", "^Fuse"]) == 0
     out = sections(capsys.readouterr().out)
-    assert [key.split("#")[0] for key in out] == ["FuseOps", "table"]
+    # FuseOps only wraps calls: no operator is added or removed, and an empty table is not printed
+    assert [key.split("#")[0] for key in out] == ["FuseOps"]
 
 
 def test_json_is_each_pass_diff(trace_dir: Path, capsys) -> None:
     trace = load_trace(trace_dir)
     assert main(["show", str(trace_dir), "--json"]) == 0
-    shown = json.loads(capsys.readouterr().out)["summaries"]
+    overview = json.loads(capsys.readouterr().out)
+    shown, roles = overview["summaries"], overview["roles"]
     assert main(["report", str(trace_dir), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     records = {r.index: r for r in trace.records}
-    assert [p["index"] for p in out["passes"]] == [r.index for r in trace.records if r.changed]
+    assert [p["index"] for p in out["passes"]] == [r.index for r in trace.records
+                                                   if r.changed and roles[str(r.index)] == "pipeline"]
+    assert [b["operators"] for b in out["builds"]] and all(p["role"] == "pipeline" for p in out["passes"])
     for entry in out["passes"]:
         record = records[entry["index"]]
         assert {"added", "removed", "changed", "rewired", "hunks", "summary"} <= set(entry)

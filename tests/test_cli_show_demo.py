@@ -19,7 +19,10 @@ def test_demo_traces_a_build_and_prints_the_table(tmp_path, capsys):
     trace = load_trace(out)
     assert trace.complete
     assert str(out) in printed
-    changed = [r for r in trace.records if r.changed]
+    from relayviz_instrument.pipeline import event_roles
+
+    roles = event_roles(trace.records)
+    changed = [r for r in trace.records if r.changed and roles.get(r.index, "pipeline") == "pipeline"]
     assert changed
     for record in changed:
         assert record.name in printed

@@ -24,21 +24,22 @@ def _records():
     ]
 
 
-def _render(width):
-    console = Console(width=width, color_system=None, record=True)
-    console.print(PassTable(_records(), SUMMARIES))
+def _render(width, terminal=True):
+    console = Console(width=width, color_system=None, record=True, force_terminal=terminal)
+    console.print(PassTable(_records(), SUMMARIES), crop=False)
     return console.export_text()
 
 
 def test_the_pass_table_fits_80_columns_without_cutting_numbers():
     # Widths: # 4 ("1612"), depth 5, ms 8 ("10,610.7"), changed 7, nodes 10, + 3, - 3, ~ 2,
-    # eight 2-character separators: 58, which leaves the pass names 22 of the 80 columns.
+    # eight 2-character separators: 58, which leaves the pass names 22 of the 80 columns. A name
+    # too long keeps its start and its end, which tells passes apart.
     assert _render(80) == (
         "   #  pass                    depth        ms  changed       nodes    +    -   ~\n"
         "────────────────────────────────────────────────────────────────────────────────\n"
         "   0  sequential                  1  10,610.7    yes    214 -> 286  279  207   3\n"
         "  14    SimplifyInference         2      15.6    yes    214 -> 424  253   43  18\n"
-        "  23          BackwardFoldS…      5      22.8    no            175              \n"
+        "  23          Back…ScaleAxis      5      22.8    no            175              \n"
         "1612    tir.Simplify              2       0.2     -                             \n"
         "  40    BrokenRewrite             2       1.0  failed           12              \n"
     )
@@ -48,4 +49,20 @@ def test_a_narrow_terminal_shortens_pass_names_first():
     text = _render(72)
     assert all(len(line) <= 72 for line in text.splitlines())
     assert "10,610.7" in text and "214 -> 424" in text and "279  207" in text and "failed" in text
-    assert "  14    SimplifyInf…  " in text and "SimplifyInference" not in text  # 14 columns left
+    assert "  14    Sim…nference  " in text and "SimplifyInference" not in text  # 14 columns left
+
+
+def test_a_wide_terminal_shows_every_name_whole():
+    assert _render(200) == (
+        "   #  pass                           depth        ms  changed       nodes    +    -   ~\n"
+        "───────────────────────────────────────────────────────────────────────────────────────\n"
+        "   0  sequential                         1  10,610.7    yes    214 -> 286  279  207   3\n"
+        "  14    SimplifyInference                2      15.6    yes    214 -> 424  253   43  18\n"
+        "  23          BackwardFoldScaleAxis      5      22.8    no            175              \n"
+        "1612    tir.Simplify                     2       0.2     -                             \n"
+        "  40    BrokenRewrite                    2       1.0  failed           12              \n"
+    )
+
+
+def test_piped_output_never_cuts_a_name_whatever_the_width():
+    assert _render(40, terminal=False) == _render(200)

@@ -116,31 +116,29 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
     # -- the built graph --------------------------------------------------------------------
 
     def record_graph(self, built: Any) -> Optional[PassRecord]:
-        """Add the graph that ``relay.build`` produced as a ``GraphExecutorCodegen`` event.
+        """Add what a compilation built as an event after its last module.
 
-        ``built`` is what ``relay.build`` returned (anything with ``get_graph_json()``) or the
-        graph executor JSON itself. The event's ``before`` is the last Relay snapshot, so a
-        report shows the step from the last Relay module to the executor graph. Call it inside
-        or after the pass context; the same graph is recorded once. Returns the record (the
-        existing one for a graph recorded already), or None if the trace stopped recording.
+        ``built`` is what ``relay.build`` returned (anything with ``get_graph_json()``), the
+        graph executor JSON itself, or the ``Executable`` of ``relay.vm.compile``. The graph
+        becomes a ``GraphExecutorCodegen`` event (a VM executable a ``VMCompiler`` event)
+        whose ``before`` is the last module of the compilation that built it: with several
+        compilations in one context, the one whose functions the artifact runs (matched by
+        content, not by order). Call it inside or after the pass context; the same artifact
+        is recorded once. Returns the record (the existing one for an artifact recorded
+        already), or None if the trace stopped recording.
         """
-        from ..graph_json import from_graph_json
-
-        graph = built.get_graph_json() if hasattr(built, "get_graph_json") else built
-        doc = from_graph_json(graph, source_name="relay.build")
+        name, ir, doc = _artifact_document(built)
         if self._disabled or self._sink is None:
             return None
         started = time.perf_counter()
         try:
             ref = self._sink.put(doc)
             for existing in self.records:
-                if existing.ir == "graph_executor" and existing.after == ref:
+                if existing.ir == ir and existing.after == ref:
                     return existing
-            relay_snapshots = [r for r in self.records if r.after is not None and r.ir == "relay"]
-            before = relay_snapshots[-1] if relay_snapshots else None
-            record = PassRecord(index=len(self.records), name="GraphExecutorCodegen", depth=1,
-                                ir="graph_executor", changed=True, after=ref, nodes_after=len(doc["nodes"]),
-                                before=before.after if before else None,
+            before = self._module_that_built(_kernels(doc))
+            record = PassRecord(index=len(self.records), name=name, depth=1, ir=ir, changed=True, after=ref,
+                                nodes_after=len(doc["nodes"]), before=before.after if before else None,
                                 nodes_before=before.nodes_after if before else None)
             self.records.append(record)
             if self._sink.closed:
@@ -151,6 +149,27 @@ class RelayVizTrace(tvm.instrument.PassInstrument):
             return record
         finally:
             self._overhead += time.perf_counter() - started
+
+    def _module_that_built(self, kernels: "set[str]") -> Optional[PassRecord]:
+        """The last module event of the compilation whose functions ``kernels`` names best."""
+        from ..builds import ARTIFACT_IRS, best_build_for, split_builds
+
+        lasts: Dict[int, PassRecord] = {}
+        names: Dict[int, "set[str]"] = {}
+        taken = set()
+        for build in split_builds(self.records):
+            modules = [self.records[i] for i in build.events
+                       if self.records[i].after is not None and self.records[i].ir in ("relay", "relax")]
+            if not modules:
+                continue
+            lasts[build.number] = modules[-1]
+            doc = self._sink.get(modules[-1].after) if self._sink is not None else {"nodes": []}
+            names[build.number] = {n.get("name", "") for n in doc["nodes"]
+                                   if n["node_kind"] in ("GlobalVar", "PrimFunc")}
+            if any(a.ir in ARTIFACT_IRS for a in build.artifacts):
+                taken.add(build.number)
+        number = best_build_for(kernels, names, taken)
+        return None if number is None else lasts[number]
 
     # -- PassInstrument callbacks -------------------------------------------------------------
 
@@ -365,3 +384,20 @@ def _ms(seconds: float) -> float:
 def _error_text(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     return text if len(text) <= _ERROR_CHARS else text[:_ERROR_CHARS] + " [...]"
+
+
+def _artifact_document(built: Any) -> "tuple[str, str, Dict[str, Any]]":
+    """``(event name, ir, document)`` of a build's artifact: graph executor JSON or a VM executable."""
+    if type(built).__name__ == "Executable" and hasattr(built, "bytecode"):
+        from ..serialize.vm import from_vm_executable
+
+        return "VMCompiler", "vm_executable", from_vm_executable(built)
+    from ..graph_json import from_graph_json
+
+    graph = built.get_graph_json() if hasattr(built, "get_graph_json") else built
+    return "GraphExecutorCodegen", "graph_executor", from_graph_json(graph, source_name="relay.build")
+
+
+def _kernels(doc: Dict[str, Any]) -> "set[str]":
+    """The names of the functions an artifact document calls (its Op nodes' names)."""
+    return {n["name"] for n in doc["nodes"] if n["node_kind"] == "Op"}

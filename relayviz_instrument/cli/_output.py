@@ -4,7 +4,7 @@ errors as one escaped line on standard error."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Iterable
 
 import orjson
 from rich.console import Console
@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..errors import EXIT_STATUS, RelayVizError
 
-__all__ = ["print_json", "print_result", "print_error"]
+__all__ = ["print_json", "print_json_lines", "print_result", "print_error"]
 
 
 def print_json(value: Any) -> None:
@@ -22,12 +22,24 @@ def print_json(value: Any) -> None:
     sys.stdout.buffer.flush()
 
 
+def print_json_lines(values: Iterable[Any]) -> None:
+    """Each value as one line of JSON, written and flushed as it comes."""
+    sys.stdout.flush()
+    for value in values:
+        sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE))
+        sys.stdout.buffer.flush()
+
+
 def print_result(console: Console, result: Any, as_json: bool) -> None:
-    """A use case's result: its ``to_json()`` with ``--json``, else the result itself (a renderable)."""
+    """A use case's result: its ``to_json()`` with ``--json``, else the result itself (a renderable).
+
+    Lines are never cropped to the console's width: on a terminal the renderables fit it, and
+    in a file or a pipe (where rich assumes 80 columns) tables keep every name whole.
+    """
     if as_json:
         print_json(result.to_json())
     else:
-        console.print(result)
+        console.print(result, crop=False)
 
 
 def print_error(exc: RelayVizError) -> int:

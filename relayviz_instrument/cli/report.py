@@ -10,7 +10,7 @@ from rich.console import Console
 
 from ..report import report_trace
 from ..store import load_trace
-from ._output import print_result
+from ._output import print_json_lines, print_result
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -22,9 +22,11 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     parser.add_argument("trace", metavar="TRACE", help="a trace directory (written by RelayVizTrace)")
     parser.add_argument("--pass", dest="pass_pattern", metavar="REGEX", type=_pattern,
                         help="only passes whose name matches REGEX (re.search)")
-    parser.add_argument("--json", action="store_true",
-                        help="print each pass's diff as JSON (keys added, removed, changed, rewired, "
-                             "hunks, summary)")
+    parser.add_argument("--all", action="store_true", dest="everything",
+                        help="also scratch work and the type inference passes run on their own result")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the report as one JSON object (docs/json.md)")
+    out.add_argument("--jsonl", action="store_true", help="print it as JSON lines, one per pass, as they are made")
     parser.set_defaults(func=run)
 
 
@@ -36,5 +38,9 @@ def _pattern(text: str) -> Pattern[str]:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    print_result(console, report_trace(load_trace(args.trace), args.pass_pattern), args.json)
+    report = report_trace(load_trace(args.trace), args.pass_pattern, everything=args.everything)
+    if args.jsonl:
+        print_json_lines(report.json_lines())
+    else:
+        print_result(console, report, args.json)
     return 0
