@@ -1,5 +1,5 @@
-"""``compare_files``: two snapshots (or graph JSON files) diffed node by node — the use case
-behind ``relayviz diff A B``."""
+"""``compare_files`` and ``compare_pass``: two snapshots (or graph JSON files), or one pass of a
+trace, diffed node by node — the use cases behind ``relayviz diff``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from rich.console import Console, ConsoleOptions, RenderResult
 
 from .diff import GraphDiff, diff
 from .diff_view import DiffView
-from .sources import read_document
+from .errors import RelayVizUsageError
+from .sources import read_document, select_event
+from .store import load_trace
 
-__all__ = ["FileComparison", "compare_files"]
+__all__ = ["FileComparison", "compare_files", "compare_pass"]
 
 
 @dataclass
@@ -41,3 +43,16 @@ class FileComparison:
 def compare_files(before: Union[str, "os.PathLike[str]"], after: Union[str, "os.PathLike[str]"]) -> FileComparison:
     """Read two RelayViz documents or graph JSON files and diff them."""
     return FileComparison(os.fspath(before), os.fspath(after), diff(read_document(before), read_document(after)))
+
+
+def compare_pass(trace: Union[str, "os.PathLike[str]"], selector: Union[str, int]) -> FileComparison:
+    """The diff of one pass of a trace directory (``selector``: a pass name or an event index,
+    as :func:`~relayviz_instrument.sources.select_event` takes it), before against after."""
+    loaded = load_trace(trace)
+    record = select_event(loaded, selector)
+    if not (record.before and record.after):
+        raise RelayVizUsageError(f"{loaded.path}: pass event #{record.index} ({record.name}) has no snapshots "
+                                 f"({record.note or 'its module was not snapshotted: TIR-only, or left out by passes=/exclude='})")
+    before, after = loaded.snapshot_path(record.before), loaded.snapshot_path(record.after)
+    return FileComparison(f"{record.name} #{record.index} before ({before.name})", f"after ({after.name})",
+                          diff(read_document(before), read_document(after)))

@@ -17,6 +17,7 @@ from rich.tree import Tree
 
 from .diff.changes import type_text
 from .diff.model import FieldChange, GraphDiff, Hunk, NodeInfo
+from .names import shorten
 
 __all__ = ["DiffView", "OpDeltaTable", "diff_counts"]
 
@@ -83,6 +84,15 @@ class DiffView:
                 branch.add(line)
             if len(shown) < len(lines):
                 branch.add(Text(f"… {len(lines) - len(shown)} more", style="dim"))
+        for change in self.diff.module:
+            line = Text()
+            line.append("module", style="yellow")
+            what = "added" if change.before is None else "removed" if change.after is None else "changed"
+            line.append(f"  {change.field} {what}")
+            if what == "changed":
+                line.append("  ")
+                line.append_text(_field_changes([change]))
+            tree.add(line)
         yield tree
 
     def _lines(self, hunk: Hunk) -> List[Text]:
@@ -184,15 +194,26 @@ class OpDeltaTable:
         object.__setattr__(self, "rows", dict(sorted(rows.items())))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        table = Table(title=self.title, title_justify="left", show_edge=False)
-        table.add_column("operator")
-        table.add_column("+", justify="right", style="green")
-        table.add_column("−", justify="right", style="red")
-        table.add_column("net", justify="right")
-        table.add_column("passes")
-        for op, (plus, minus, names) in self.rows.items():
-            net = plus - minus
-            table.add_row(op, str(plus), str(minus), f"{net:+d}".replace("-", "−"), ", ".join(names))
         if not self.rows:
-            table.add_row("(none)", "0", "0", "+0", "")
-        yield table
+            return
+        names = {op: op for op in self.rows}
+        numbers = max(len(f"{plus}  {minus}  {plus - minus:+d}") for plus, minus, _ in self.rows.values()) + 8
+        if console.is_terminal:
+            # A narrow terminal shortens operator names in the middle (kernel names differ at
+            # their end: ..._nn_relu_1, ..._nn_relu_2) and wraps the pass lists.
+            room = max(16, options.max_width - numbers - 24)
+            names = {op: shorten(op, room) for op in self.rows}
+        else:
+            widest = max(len(op) for op in self.rows) + numbers + max(
+                len(", ".join(n)) for _, _, n in self.rows.values())
+            options = options.update(max_width=max(options.max_width, widest + 8))
+        table = Table(title=self.title, title_justify="left", show_edge=False)
+        table.add_column("operator", no_wrap=True)
+        table.add_column("+", justify="right", style="green", no_wrap=True)
+        table.add_column("−", justify="right", style="red", no_wrap=True)
+        table.add_column("net", justify="right", no_wrap=True)
+        table.add_column("passes", overflow="fold")
+        for op, (plus, minus, passes) in self.rows.items():
+            net = plus - minus
+            table.add_row(names[op], str(plus), str(minus), f"{net:+d}".replace("-", "−"), ", ".join(passes))
+        yield from console.render(table, options)

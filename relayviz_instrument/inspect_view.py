@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
-from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -34,11 +34,23 @@ class GraphReport:
         return self.summary.operators
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = self._table()
+        wide = options.update(max_width=100_000)
+        needed = console.measure(table, options=wide).maximum
+        if needed <= options.max_width:
+            yield table
+        elif console.is_terminal:  # too narrow for the table: one block per operator, no name split
+            yield from self._blocks()
+        else:  # a file or a pipe: the whole table, however wide
+            yield from console.render(table, options.update(max_width=needed))
+        yield from (Text.from_markup(line) for line in self._argument_lines())
+
+    def _table(self) -> Table:
         summary = self.summary
         table = Table(show_lines=True, expand=False)
-        table.add_column("node", justify="right", style="dim")
-        table.add_column("operator", overflow="fold", ratio=1)
-        table.add_column("inputs  (<- the node each comes from)", overflow="fold", ratio=1)
+        table.add_column("node", justify="right", style="dim", no_wrap=True)
+        table.add_column("operator", no_wrap=True)
+        table.add_column("inputs  (<- the node each comes from)", no_wrap=True)
         table.add_column("outputs", no_wrap=True)
         table.add_column("storage", justify="right", no_wrap=True)
         for node_id, row in zip(summary.node_ids, summary.operators):
@@ -49,6 +61,22 @@ class GraphReport:
             outputs = "\n".join(_tensor(o) for o in row["outputs"])
             storage = "\n".join("?" if o["storage_id"] is None else str(o["storage_id"]) for o in row["outputs"])
             table.add_row(str(node_id), operator, inputs, outputs, storage)
+        return table
+
+    def _blocks(self) -> RenderResult:
+        for node_id, row in zip(self.summary.node_ids, self.summary.operators):
+            head = f"[dim]node {node_id}[/]  [bold]{escape(row['name'])}[/]"
+            if row["op"] != row["name"]:
+                head += f"  [dim]= {escape(row['op'])}[/]"
+            yield Text.from_markup(head)
+            for item in row["inputs"]:
+                yield Text.from_markup(f"  in   {_tensor(item)} <- {escape(_source(item))}")
+            for item in row["outputs"]:
+                storage = "?" if item["storage_id"] is None else item["storage_id"]
+                yield Text.from_markup(f"  out  {_tensor(item)}  [dim]storage {storage}[/]")
+
+    def _argument_lines(self) -> List[str]:
+        summary = self.summary
         lines = [_arguments_line("inputs", summary.inputs)]
         if self.params_file is not None:
             lines.append(_arguments_line("parameters", summary.params)
@@ -58,7 +86,7 @@ class GraphReport:
                          "as an input[/]")
         outputs = ", ".join(f"{_tensor(o)} <- {escape(_source(o))}" for o in summary.outputs)
         lines.append(f"[bold]outputs[/] ({len(summary.outputs)})  {outputs}")
-        yield Group(table, *(Text.from_markup(line) for line in lines))
+        return lines
 
 
 def inspect_graph(path: Union[str, "os.PathLike[str]"], *,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 import orjson
 
@@ -20,9 +20,10 @@ from ._files import atomic_write_bytes
 from .diff import DIFF_VERSION, GraphDiff, diff
 from .errors import RelayVizIOError
 from .format import INFERRED_TYPE_KINDS
+from .pipeline import Credit
 from .store import PassRecord
 
-__all__ = ["PassDiffs", "CACHE_DIR", "without_inferred_types"]
+__all__ = ["PassDiffs", "CACHE_DIR", "without_inferred_types", "add_summaries"]
 
 CACHE_DIR = "cache"
 #: Documents kept in memory: a pass's output is usually the next changed pass's input.
@@ -103,6 +104,14 @@ class PassDiffs:
             return cached
         return self.pair_diff(before, after, ignore_types=ignore_types).summary
 
+    def credited_diffs(self, credit: Credit) -> List[GraphDiff]:
+        """The diffs of the parts of a pass's run that are its own (see :class:`~relayviz_instrument.pipeline.Credit`)."""
+        return [self.pair_diff(a, b, ignore_types=untyped) for a, b, untyped in credit.parts]
+
+    def credited_summary(self, credit: Credit) -> Dict[str, Any]:
+        """The summary of what a pass did itself: its parts' summaries added up (empty: nothing)."""
+        return add_summaries([self.pair_summary(a, b, ignore_types=untyped) for a, b, untyped in credit.parts])
+
     def untyped(self, ref: str) -> bool:
         """Whether snapshot ``ref`` has expressions that type inference has not reached."""
         return any(n["node_kind"] in INFERRED_TYPE_KINDS and "type" not in n for n in self.document(ref)["nodes"])
@@ -152,3 +161,20 @@ def without_inferred_types(doc: Dict[str, Any]) -> Dict[str, Any]:
             node = {k: v for k, v in node.items() if k not in ("type", "ret_type")}
         nodes.append(node)
     return {**doc, "nodes": nodes}
+
+
+def add_summaries(summaries: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Diff summaries of consecutive parts of one pass's run, as one: counts and operator deltas
+    added up, hunk groups listed in order. No parts give ``{}``."""
+    if len(summaries) <= 1:
+        return dict(summaries[0]) if summaries else {}
+    out: Dict[str, Any] = {key: sum(s.get(key, 0) for s in summaries)
+                           for key in ("added", "removed", "changed", "rewired", "unchanged")}
+    out["hunks"] = [group for s in summaries for group in s.get("hunks", [])]
+    ops: Dict[str, int] = {}
+    for s in summaries:
+        for op, count in s.get("ops", {}).items():
+            ops[op] = ops.get(op, 0) + count
+    if any(ops.values()):
+        out["ops"] = {op: count for op, count in sorted(ops.items()) if count}
+    return out

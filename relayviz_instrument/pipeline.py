@@ -25,8 +25,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from .diff import GraphDiff
 from .store import PassRecord
 
-__all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "own_op_deltas", "pipeline_op_deltas",
-           "PIPELINE", "FINISHING", "SCRATCH"]
+__all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "Credit", "credits", "own_op_deltas",
+           "pipeline_op_deltas", "PIPELINE", "FINISHING", "SCRATCH"]
 
 PIPELINE, FINISHING, SCRATCH = "pipeline", "finishing", "scratch"
 
@@ -58,6 +58,47 @@ def own_op_deltas(passes: Sequence[Tuple[int, Optional[int], str, Mapping[str, i
         inner = nested.get(index, {})
         own = {op: delta.get(op, 0) - inner.get(op, 0) for op in sorted(set(delta) | set(inner))}
         out.append((name, {op: count for op, count in own.items() if count}))
+    return out
+
+
+@dataclass(frozen=True)
+class Credit:
+    """What one pipeline event did itself, as snapshot pairs ``(before, after, without_types)``:
+    the parts of its run that no event nested in it accounts for. ``without_types`` marks a part
+    that ends where a nested InferType takes over, compared without inferred types (the
+    unfinished module has none yet). No part at all: the passes nested in it did everything."""
+
+    parts: Tuple[Tuple[str, str, bool], ...]
+
+    @property
+    def by_nested_passes(self) -> bool:
+        return not self.parts
+
+
+def credits(records: Sequence[PassRecord]) -> Dict[int, Credit]:
+    """The :class:`Credit` of every event on the pipeline (or finishing one) that changed the module."""
+    roles = event_roles(records)
+    children: Dict[int, List[PassRecord]] = {}
+    for r in records:
+        if r.parent is not None and roles.get(r.index) in (PIPELINE, FINISHING):
+            children.setdefault(r.parent, []).append(r)
+    out: Dict[int, Credit] = {}
+    for r in records:
+        if roles.get(r.index) not in (PIPELINE, FINISHING) or not (r.changed and r.before and r.after):
+            continue
+        if r.index not in children:
+            out[r.index] = Credit(((r.before, r.after, False),))
+            continue
+        parts: List[Tuple[str, str, bool]] = []
+        current = r.before
+        for child in children[r.index]:
+            if child.before != current:
+                parts.append((current, child.before, roles[child.index] == FINISHING))
+            if child.after is not None:
+                current = child.after
+        if current != r.after:
+            parts.append((current, r.after, False))
+        out[r.index] = Credit(tuple(parts))
     return out
 
 

@@ -21,7 +21,7 @@ from .diff import GraphDiff
 from .diff_view import DiffView, OpDeltaTable
 from .errors import RelayVizUsageError
 from .pass_diffs import PassDiffs
-from .pipeline import FINISHING, PIPELINE, SCRATCH, event_roles, pipeline_op_deltas
+from .pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, pipeline_op_deltas
 from .store import PassRecord
 
 __all__ = ["TraceReport", "PassChange", "report_trace", "changed_passes"]
@@ -94,7 +94,7 @@ class TraceReport:
                 if change.note:
                     details.append(change.note)
                 if change.without_types:
-                    details.append("types inferred by its nested InferType not shown")
+                    details.append("its own rewrite; the types its nested InferType inferred are on that pass")
                 yield DiffView(change.diff, r.name, details)
             if build.op_deltas and any(delta for _, delta in build.op_deltas):
                 title = "operator calls across the pipeline" + (f" ({build.label})" if many else "")
@@ -135,7 +135,7 @@ def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None, *,
     for build in split_builds(records):
         members = [by_index[i] for i in build.events + [a.index for a in build.artifacts]]
         roles = event_roles(members)
-        finishing = {by_index[i].parent: i for i, role in roles.items() if role == FINISHING}
+        credit = credits(members)
         found: List[PassChange] = []
         full: Dict[int, GraphDiff] = {}
         for record in changed_passes(members, pattern):
@@ -143,12 +143,17 @@ def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None, *,
             if role != PIPELINE and not everything and record.ir not in ARTIFACT_IRS:
                 continue
             result = diffs.diff(record)
-            assert result is not None and record.before and record.after
+            assert result is not None
             full[record.index] = result
-            shown, stripped = result, False
-            if record.index in finishing and diffs.untyped(record.before):
-                shown, stripped = diffs.pair_diff(record.before, record.after, ignore_types=True), True
-            found.append(PassChange(record, shown, role, _note(record, role, by_index), stripped))
+            own = credit.get(record.index)
+            if own is None or own.parts == ((record.before, record.after, False),):
+                found.append(PassChange(record, result, role, _note(record, role, by_index)))
+            elif own.by_nested_passes:
+                if everything:
+                    found.append(PassChange(record, result, role, "the total of the passes nested in it"))
+            else:
+                for (_, _, untyped), part in zip(own.parts, diffs.credited_diffs(own)):
+                    found.append(PassChange(record, part, role, _note(record, role, by_index), untyped))
         deltas = pipeline_op_deltas(members, {i: d for i, d in full.items() if roles.get(i, PIPELINE) == PIPELINE})
         reports.append(BuildReport(build.number, build.label(), found, deltas))
     diffs.save()

@@ -25,11 +25,12 @@ from rich.text import Text
 
 from .builds import ARTIFACT_IRS, RECORD_GRAPH_FIX, Build, split_builds
 from .pass_diffs import PassDiffs
-from .pipeline import FINISHING, PIPELINE, SCRATCH, Gap, event_roles, pipeline_gaps
+from .pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, event_roles, pipeline_gaps
+from .names import shorten
 from .store import PassRecord
 
 __all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "select_records", "show_trace",
-           "trace_notes", "shorten"]
+           "trace_notes"]
 
 
 def select_records(records: Sequence[PassRecord], *, everything: bool = False) -> List[PassRecord]:
@@ -37,17 +38,6 @@ def select_records(records: Sequence[PassRecord], *, everything: bool = False) -
     if everything:
         return list(records)
     return [r for r in records if r.changed or r.error is not None]
-
-
-def shorten(name: str, room: int) -> str:
-    """``name`` in at most ``room`` characters: its start, ``…``, and its end, which is what
-    tells names apart (``tvmgen_default_fused_nn_conv2d_add_nn_relu_1``, ``FoldScaleAxis``)."""
-    if len(name) <= room:
-        return name
-    if room < 4:
-        return name[:room]
-    head = max(1, (room - 1) // 3)
-    return name[:head] + "…" + name[len(name) - (room - 1 - head):]
 
 
 #: Characters between two columns of the pass table: padding 1 each side, collapsed to one,
@@ -313,7 +303,7 @@ def show_trace(trace: Any, *, everything: bool = False, paths: bool = False) -> 
         members = _members(build, by_index)
         roles = event_roles(members)
         all_roles.update(roles)
-        finishing = {by_index[i].parent: i for i, role in roles.items() if role == FINISHING}
+        credit = credits(members)
         gaps = {g.next: g for g in pipeline_gaps(members)}
         rows: List[PassRow] = []
         for r in members:
@@ -327,7 +317,11 @@ def show_trace(trace: Any, *, everything: bool = False, paths: bool = False) -> 
             shown = everything or r.error is not None or (role == PIPELINE and r.changed) or r.ir in ARTIFACT_IRS
             if not shown:
                 continue
-            summary = _credited(r, finishing, diffs)
+            summary: Optional[Dict[str, Any]] = None
+            if index in credit:
+                summary = diffs.credited_summary(credit[index])
+            elif r.changed and r.before and r.after:  # scratch work and artifacts: the whole diff
+                summary = diffs.summary(r)
             if summary is not None:
                 summaries[index] = summary
             note = ""
@@ -335,17 +329,9 @@ def show_trace(trace: Any, *, everything: bool = False, paths: bool = False) -> 
                 note = "scratch"
             elif role == FINISHING and r.parent is not None:
                 note = f"types of {by_index[r.parent].name}" if r.name == "InferType" else f"ends {by_index[r.parent].name}"
+            elif index in credit and credit[index].by_nested_passes:
+                note = "by nested passes"
             rows.append(PassRow(r, summary, note))
         sections.append(BuildSection(build, rows))
     diffs.save()
     return TraceOverview(trace, sections, all_roles, summaries, paths)
-
-
-def _credited(record: PassRecord, finishing: Mapping[Optional[int], int], diffs: PassDiffs) -> Optional[Dict[str, Any]]:
-    """The summary a row shows: the pass's diff, without the types its nested InferType
-    inferred when the pass started from a module without them."""
-    if not (record.changed and record.before and record.after):
-        return None
-    if record.index in finishing and diffs.untyped(record.before):
-        return diffs.pair_summary(record.before, record.after, ignore_types=True)
-    return diffs.summary(record)

@@ -37,7 +37,7 @@ def test_diff_prints_hunks_and_exits_1_when_different(snapshots: Path, capsys: p
 def test_diff_json_for_scripts(snapshots: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["diff", "a.json", "b.json", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"added", "removed", "changed", "rewired", "hunks", "summary"}
+    assert set(out) == {"added", "removed", "changed", "rewired", "hunks", "module", "summary"}
     assert {k: out["summary"][k] for k in ("added", "removed", "changed", "rewired", "unchanged")} == {
         "added": 21, "removed": 0, "changed": 0, "rewired": 0, "unchanged": 25}
     assert len(out["added"]) == 21 and out["removed"] == []

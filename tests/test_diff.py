@@ -325,7 +325,7 @@ def test_to_json_keys_and_entries() -> None:
     mlp(a), mlp(b, relu="sigmoid")
     before, after = a.document(), b.document()
     out = diff(before, after).to_json()
-    assert set(out) == {"added", "removed", "changed", "rewired", "hunks", "summary"}
+    assert set(out) == {"added", "removed", "changed", "rewired", "hunks", "module", "summary"}
     assert out["removed"] == [{"before": 4, "node": "Op", "detail": "nn.relu"},
                               {"before": 5, "node": "nn.relu", "type": "float32[1, 8]"}]
     assert out["rewired"] == [{"before": 8, "after": 8, "node": "add", "type": "float32[1, 8]",

@@ -28,6 +28,6 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 def run(args: argparse.Namespace, console: Console) -> int:
     graphs, params = export_sources(args.snapshot, params=args.params)
-    for path in export(graphs, args.to, args.output, params=params):
+    for path in export(graphs, args.to, args.output, params=params, params_source=str(args.params)):
         console.print(Text(f"wrote {path}"), soft_wrap=True)
     return 0

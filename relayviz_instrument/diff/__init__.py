@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from typing import Any, Dict, Iterator, Mapping
+from typing import Any, Dict, Iterator, List, Mapping, Tuple
 
-from .changes import compare_pairs, describe
+from .changes import compare_pairs, describe, json_equal
 from .edits import Edit, EditScript, apply_edits, edit_script
 from .hunks import build_hunks
 from .matching import match
@@ -94,4 +94,21 @@ def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:
         op_delta={k: v for k, v in sorted(op_delta.items()) if v},
         nodes_before=va.size,
         nodes_after=vb.size,
+        module=module_changes(before, after),
     )
+
+
+#: Root fields that describe the module besides its expressions, compared entry by entry.
+_MODULE_FIELDS = ("type_definitions", "attrs")
+
+
+def module_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[FieldChange, ...]:
+    """What differs between two documents' module-level fields (type definitions, module
+    attributes), one :class:`FieldChange` per entry added, removed or changed."""
+    out: List[FieldChange] = []
+    for name in _MODULE_FIELDS:
+        old, new = before.get(name) or {}, after.get(name) or {}
+        for key in sorted(set(old) | set(new)):
+            if not json_equal(old.get(key), new.get(key)):
+                out.append(FieldChange(f"{name}.{key}", old.get(key), new.get(key)))
+    return tuple(out)

@@ -117,6 +117,9 @@ class GraphDiff:
     op_delta: Mapping[str, int]
     nodes_before: int
     nodes_after: int
+    #: What changed in the module besides its expressions: ``type_definitions.Storage``,
+    #: ``attrs.executor`` (a ``before`` or ``after`` of None: added or removed).
+    module: Tuple[FieldChange, ...] = ()
     summary: Dict[str, Any] = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -134,6 +137,8 @@ class GraphDiff:
             summary["more_hunk_groups"] = len(groups) - SUMMARY_GROUPS
         if self.op_delta:
             summary["ops"] = dict(sorted(self.op_delta.items()))
+        if self.module:
+            summary["module"] = [c.field for c in self.module]
         object.__setattr__(self, "summary", summary)
 
     @property
@@ -143,7 +148,7 @@ class GraphDiff:
     @property
     def is_empty(self) -> bool:
         """True when the two documents are the same graph (up to node numbering)."""
-        return not (self.added or self.removed or self.changed or self.rewired)
+        return not (self.added or self.removed or self.changed or self.rewired or self.module)
 
     def groups(self) -> List[HunkGroup]:
         """Hunks grouped by kind and label, in the order their first hunk appears."""
@@ -175,4 +180,5 @@ class GraphDiff:
                          "inputs": {"before": list(m.inputs[0]), "after": list(m.inputs[1])}}
                         for m in self.rewired],
             "hunks": [h.to_json() for h in self.hunks],
+            "module": [{"field": c.field, "before": c.before, "after": c.after} for c in self.module],
         }

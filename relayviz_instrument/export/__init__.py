@@ -39,9 +39,9 @@ def exporter(name: str) -> Exporter:
 
 
 def export(graphs: Sequence[ExportGraph], to: str, out: OutputPath, *,
-           params: Optional[Mapping[str, Any]] = None) -> List[Path]:
+           params: Optional[Mapping[str, Any]] = None, params_source: str = "<params>") -> List[Path]:
     """Write ``graphs`` in format ``to`` at ``out``; return the files written."""
-    return exporter(to).write(graphs, out, params=params)
+    return exporter(to).write(graphs, out, params=params, params_source=params_source)
 
 
 def export_sources(snapshot: Union[str, "os.PathLike[str]"], *, params: Union[str, "os.PathLike[str]", None] = None

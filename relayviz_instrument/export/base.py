@@ -47,6 +47,7 @@ class Exporter(Protocol):
     many: bool
 
     def write(self, graphs: Sequence[ExportGraph], out: OutputPath, *,
-              params: Optional[Mapping[str, Any]] = None) -> List[Path]:
-        """Write ``graphs`` to ``out``; return the files written (atomically)."""
+              params: Optional[Mapping[str, Any]] = None, params_source: str = "<params>") -> List[Path]:
+        """Write ``graphs`` to ``out``; return the files written (atomically). ``params`` maps
+        parameter names to arrays (read from the file ``params_source``, named in errors)."""
         ...

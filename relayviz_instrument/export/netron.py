@@ -88,9 +88,9 @@ class NetronExporter:
     many = False
 
     def write(self, graphs: Sequence[ExportGraph], out: OutputPath, *,
-              params: Optional[Mapping[str, Any]] = None) -> List[Path]:
+              params: Optional[Mapping[str, Any]] = None, params_source: str = "<params>") -> List[Path]:
         if len(graphs) != 1:
             raise RelayVizUsageError(f"netron writes one graph per file, not {len(graphs)}; "
                                      "pick one pass with --pass")
         graph = graphs[0]
-        return write_netron(graph.document, out, params=params, source=graph.source)
+        return write_netron(graph.document, out, params=params, source=graph.source, params_source=params_source)

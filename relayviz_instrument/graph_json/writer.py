@@ -196,6 +196,13 @@ class _GraphWriter:
         if kind == "TupleGetItem":
             value = self.values[node["tuple_value"]]
             if not isinstance(value, list) or not 0 <= node["index"] < len(value):
+                producer = self.nodes[node["tuple_value"]]
+                if producer.get("node_kind") == "Call" and "type" not in producer:
+                    raise RelayVizExportError(
+                        f"{self.source}, node {nid} (TupleGetItem): takes item {node['index']} of node "
+                        f"{node['tuple_value']}, a call without an inferred type, so its outputs are unknown: "
+                        "the module was never type-checked; export a snapshot taken after InferType (any pass "
+                        "of a trace after the first), or run relay.transform.InferType() on the module first")
                 raise self.fail(nid, f"item {node['index']} of a value that is not a tuple of that size")
             return value[node["index"]]
         return self.values[node["body"]]  # Let

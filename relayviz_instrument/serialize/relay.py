@@ -61,8 +61,10 @@ class RelaySerializer:
         for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
             functions[name] = walk.visit(func)
         tdefs = _type_definitions(mod)
+        module_attrs = attrs_to_json(mod.attrs) if mod.attrs is not None else {}
         self._rotate()
-        return new_document(walk.nodes, ir="relay", functions=functions, type_definitions=tdefs or None)
+        return new_document(walk.nodes, ir="relay", functions=functions, type_definitions=tdefs or None,
+                            attrs=module_attrs or None)
 
     def expr(self, expr: Any) -> Dict[str, Any]:
         """Serialize one Relay expression or function; the root's ``root`` names its node."""

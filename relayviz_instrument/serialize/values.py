@@ -156,10 +156,21 @@ def attrs_to_json(attrs: Any) -> Dict[str, Any]:
     if isinstance(attrs, tvm.ir.DictAttrs):
         return {str(k): attr_value(attrs[k]) for k in sorted(attrs.keys())}
     if isinstance(attrs, tvm.ir.Attrs):
-        return {str(k): attr_value(attrs[k]) for k in attrs.keys()}
+        booleans = _boolean_fields(attrs)
+        return {str(k): bool(v) if str(k) in booleans and isinstance(v, int) else attr_value(v)
+                for k, v in ((k, attrs[k]) for k in attrs.keys())}
     names = tvm.runtime._ffi_node_api.NodeListAttrNames(attrs)
     fields = [str(names(i)) for i in range(names(-1))]
     return {name: attr_value(getattr(attrs, name)) for name in fields}
+
+
+def _boolean_fields(attrs: Any) -> "frozenset[str]":
+    """The fields an Attrs class declares as ``bool``: TVM hands them to Python as 0 and 1."""
+    try:
+        infos = attrs.list_field_info()
+    except (AttributeError, tvm.TVMError):
+        return frozenset()
+    return frozenset(str(f.name) for f in infos if str(f.type_info).split(",")[0].strip() == "bool")
 
 
 def virtual_device_to_json(device: Any) -> Dict[str, Any]:
