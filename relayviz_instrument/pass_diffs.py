@@ -151,14 +151,20 @@ def _read_cache(path: Path) -> Dict[str, Dict[str, Any]]:
     return {key: value for key, value in cached["summaries"].items() if isinstance(value, dict)}
 
 
+#: The fields type inference fills in, by node kind (a Var's come from its annotation or, for
+#: the Vars a rewrite creates without one, from inference).
+_INFERRED_FIELDS = {**{kind: ("type",) for kind in INFERRED_TYPE_KINDS},
+                    "Function": ("ret_type",), "Var": ("type", "dtype", "shape")}
+
+
 def without_inferred_types(doc: Dict[str, Any]) -> Dict[str, Any]:
-    """A copy of ``doc`` without what type inference writes: the ``type`` of expressions and
-    the ``ret_type`` of functions (a Var's type is its annotation and stays)."""
+    """A copy of ``doc`` without the types a module gets from type inference, to compare a
+    half-rewritten module (whose new expressions have none yet) with a finished one."""
     nodes = []
     for node in doc["nodes"]:
-        if (node["node_kind"] in INFERRED_TYPE_KINDS and "type" in node) or (
-                node["node_kind"] == "Function" and "ret_type" in node):
-            node = {k: v for k, v in node.items() if k not in ("type", "ret_type")}
+        drop = _INFERRED_FIELDS.get(node["node_kind"], ())
+        if any(k in node for k in drop):
+            node = {k: v for k, v in node.items() if k not in drop}
         nodes.append(node)
     return {**doc, "nodes": nodes}
 

@@ -94,7 +94,7 @@ class TraceReport:
                 if change.note:
                     details.append(change.note)
                 if change.without_types:
-                    details.append("its own rewrite; the types its nested InferType inferred are on that pass")
+                    details.append("types left to its nested InferType")
                 yield DiffView(change.diff, r.name, details)
             if build.op_deltas and any(delta for _, delta in build.op_deltas):
                 title = "operator calls across the pipeline" + (f" ({build.label})" if many else "")

@@ -65,9 +65,10 @@ class PassRow:
 class TraceSummary:
     """A few lines about a trace: events, what changed, time spent, and what went wrong."""
 
-    def __init__(self, trace: Any, *, path: Optional[str] = None) -> None:
+    def __init__(self, trace: Any, *, path: Optional[str] = None, notes: Optional[List[str]] = None) -> None:
         self.trace = trace
         self.path = path
+        self.notes = notes
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         records: Sequence[PassRecord] = self.trace.records
@@ -93,13 +94,14 @@ class TraceSummary:
         for r in records:
             if r.error is not None and not any(c.error is not None and c.parent == r.index for c in records):
                 yield Text(f"pass {r.name} (#{r.index}) failed: {r.error.splitlines()[0]}", style="bold red")
-        for note in trace_notes(records):
+        for note in trace_notes(records) if self.notes is None else self.notes:
             yield Text("note: " + note, style="yellow")
 
 
-def trace_notes(records: Sequence[PassRecord]) -> List[str]:
+def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> List[str]:
     """What a reader of the trace should know that no row shows: what was built but not
-    recorded, changes made outside any recorded pass, modules that could not be snapshotted."""
+    recorded, changes made outside any recorded pass (``gaps``: how many, when known), modules
+    that could not be snapshotted."""
     notes = []
     builds = split_builds(records)
     missing = [b for b in builds if b.missing_artifact]
@@ -109,10 +111,11 @@ def trace_notes(records: Sequence[PassRecord]) -> List[str]:
     elif missing:
         notes.append(", ".join(b.label() for b in missing) + ": lowered, but its built graph was not recorded: "
                      + RECORD_GRAPH_FIX)
-    by_index = {r.index: r for r in records}
-    gaps = [g for b in builds for g in pipeline_gaps(_members(b, by_index))]
+    if gaps is None:
+        by_index = {r.index: r for r in records}
+        gaps = len([g for b in builds for g in pipeline_gaps(_members(b, by_index))])
     if gaps:
-        notes.append(f"the module changed {len(gaps)} time(s) outside any recorded pass (rows '(outside any "
+        notes.append(f"the module changed {gaps} time(s) outside any recorded pass (rows '(outside any "
                      "pass)'): code between passes, or passes run under a PassContext of their own, as "
                      "relay.quantize runs its annotate, calibrate and realize passes; an instrument sees only "
                      "the passes of the contexts it is given to")
@@ -229,10 +232,11 @@ class TraceOverview:
     roles: Dict[int, str]
     summaries: Dict[int, Dict[str, Any]] = field(default_factory=dict)
     paths: bool = False
+    notes: List[str] = field(default_factory=list)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         path = getattr(self.trace, "path", None)
-        yield TraceSummary(self.trace, path=None if path is None else str(path))
+        yield TraceSummary(self.trace, path=None if path is None else str(path), notes=self.notes)
         many = len(self.sections) > 1
         for section in self.sections:
             title = None
@@ -271,7 +275,7 @@ class TraceOverview:
                  "summary": row.summary}
                 for section in self.sections for row in section.rows if row.gap is not None]
         return {"trace": str(trace.path) if trace.path is not None else None, "complete": trace.complete,
-                "problems": list(trace.problems), "notes": trace_notes(trace.records),
+                "problems": list(trace.problems), "notes": list(self.notes),
                 "header": getattr(trace, "header", {}), "records": [r.to_json() for r in trace.records],
                 "roles": {str(i): role for i, role in sorted(self.roles.items())},
                 "builds": [{"number": s.build.number, "first": s.build.first, "last": s.build.last,
@@ -309,7 +313,7 @@ def show_trace(trace: Any, *, everything: bool = False, paths: bool = False) -> 
         for r in members:
             index = r.index
             gap = gaps.get(index)
-            if gap is not None:
+            if gap is not None and not diffs.pair_diff(gap.old, gap.new).is_empty:
                 old, new = diffs.document(gap.old), diffs.document(gap.new)
                 rows.append(PassRow(summary=diffs.pair_summary(gap.old, gap.new), gap=gap,
                                     nodes=f"{len(old['nodes'])} -> {len(new['nodes'])}"))
@@ -334,4 +338,5 @@ def show_trace(trace: Any, *, everything: bool = False, paths: bool = False) -> 
             rows.append(PassRow(r, summary, note))
         sections.append(BuildSection(build, rows))
     diffs.save()
-    return TraceOverview(trace, sections, all_roles, summaries, paths)
+    gaps_shown = sum(1 for section in sections for row in section.rows if row.gap is not None)
+    return TraceOverview(trace, sections, all_roles, summaries, paths, trace_notes(records, gaps_shown))

@@ -29,7 +29,11 @@ __all__ = [
 
 V = TypeVar("V")
 
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+#: Memory addresses in the text of objects (``0x55d1...``, ``Target(id=55d1837c0800``): they
+#: differ from one process to the next, so they are masked for deterministic snapshots.
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}|(?<=id=)[0-9a-fA-F]{6,}")
+#: Text of an object with no JSON form is kept up to this length, then summarized by a digest.
+_TEXT_CHARS = 240
 
 #: The identity of a TVM object: ObjectPtrHash is the object's address. Unlike ``hash()``,
 #: it works for objects whose Python class hashes by structure (types) or not at all.
@@ -142,7 +146,16 @@ def attr_value(value: Any) -> Any:
         return type_to_json(value)
     if isinstance(value, tvm.runtime.NDArray):
         return tensor_value(value)[0]
-    return _ADDRESS.sub("0x?", str(value))
+    return object_text(value)
+
+
+def object_text(value: Any) -> str:
+    """The text of an object with no JSON form: addresses masked, and past ``_TEXT_CHARS``
+    characters cut short with a digest of the whole (a FunctionInfo prints a whole function)."""
+    text = _ADDRESS.sub("0x?", str(value))
+    if len(text) <= _TEXT_CHARS:
+        return text
+    return text[:_TEXT_CHARS] + f"… ({digest_bytes(text.encode())}, {len(text)} characters)"
 
 
 def attrs_to_json(attrs: Any) -> Dict[str, Any]:
