@@ -248,22 +248,18 @@ class TraceOverview:
             yield from self._paths()
 
     def _paths(self) -> RenderResult:
-        """The snapshot files of the rows shown, for commands that take a snapshot file."""
+        """The snapshot files of the rows shown, one line each, whole (to paste into
+        ``relayviz diff A B`` or ``relayviz export``)."""
         if getattr(self.trace, "path", None) is None:
             return
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="snapshots",
-                      title_justify="left")
-        table.add_column("#", justify="right", style="dim", no_wrap=True)
-        table.add_column("pass", no_wrap=True)
-        table.add_column("before", no_wrap=True)
-        table.add_column("after", no_wrap=True)
+        yield Text("snapshots (before, after) of the rows above:", style="bold")
         for section in self.sections:
             for row in section.rows:
                 r = row.record
                 if r is None or not (r.before or r.after):
                     continue
-                table.add_row(str(r.index), r.name, _path(self.trace, r.before), _path(self.trace, r.after))
-        yield table
+                line = f"{r.index} {r.name}  {_path(self.trace, r.before) or '-'}  {_path(self.trace, r.after) or '-'}"
+                yield Text(line, no_wrap=True, overflow="ignore")
 
     def to_json(self) -> Dict[str, Any]:
         """``{"trace", "complete", "problems", "notes", "header", "records", "roles", "builds",

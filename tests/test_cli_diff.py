@@ -91,3 +91,32 @@ def test_an_error_message_with_brackets_is_printed_as_written(snapshots: Path, c
     err = capsys.readouterr().err
     assert err == "error: bad.json, field 'version': 'version' must be [major, minor], got [1] (regenerate the " \
                   "document with relayviz_instrument.dumps() or fix the file by hand)\n"
+
+
+def test_diff_of_a_pass_of_a_trace_is_the_diff_of_its_two_snapshot_files(resnet18_traced, capsys) -> None:
+    _, trace = resnet18_traced
+    assert main(["show", str(trace.path), "--paths"]) == 0
+    shown = capsys.readouterr().out
+    fuse = next(r for r in trace.records if r.name == "FuseOps" and r.changed)
+    row = next(line for line in shown.splitlines() if line.split()[:2] == [str(fuse.index), "FuseOps"]
+               and ".json.zst" in line)
+    before, after = [word for word in row.split() if word.endswith(".json.zst")]
+    assert before.endswith(f"{fuse.before}.json.zst") and after.endswith(f"{fuse.after}.json.zst")
+    assert main(["diff", str(trace.path), "--pass", "FuseOps", "--json"]) == 1
+    by_pass = json.loads(capsys.readouterr().out)
+    assert main(["diff", before, after, "--json"]) == 1
+    by_files = json.loads(capsys.readouterr().out)
+    assert by_pass == by_files and by_pass["summary"]["hunks"][0]["kind"] == "wrapped"
+    assert main(["diff", str(trace.path), "--pass", f"#{fuse.index}", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == by_files
+
+
+def test_diff_of_a_pass_that_is_not_there_names_the_trace(resnet18_traced, capsys) -> None:
+    _, trace = resnet18_traced
+    assert main(["diff", str(trace.path), "--pass", "FuseOp"]) == 2
+    err = capsys.readouterr().err
+    assert str(trace.path) in err and "no pass named 'FuseOp'" in err and "FuseOps" in err
+    assert main(["diff", str(trace.path), "--pass", "99999"]) == 2
+    assert "no pass event #99999" in capsys.readouterr().err
+    assert main(["diff", str(trace.path)]) == 2
+    assert "give two snapshots" in capsys.readouterr().err

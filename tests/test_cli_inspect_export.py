@@ -103,7 +103,7 @@ def test_inspect_reads_a_relayviz_snapshot_of_a_graph(tmp_path, capsys):
 def test_inspect_rejects_malformed_graphs_with_one_line(name, capsys):
     assert main(["inspect", str(DATA / "malformed" / name)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and "\n" not in err
+    assert err.startswith("error: ") and "\n" not in err and str(DATA / "malformed" / name) in err
     fields = {"entry_past_end.json": "nodes[3].inputs[3]", "row_ptr_inconsistent.json": "node_row_ptr[2]",
               "shape_list_too_short.json": "attrs.shape[1]"}
     assert f"field '{fields[name]}'" in err
@@ -114,7 +114,8 @@ def test_inspect_refuses_a_relay_snapshot(mlp, tmp_path, capsys):
     snapshot = tmp_path / "relay.json"
     snapshot.write_bytes(encode(to_relayviz(mod)))
     assert main(["inspect", str(snapshot)]) == 2
-    assert "'ir' is 'relay'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'ir' is 'relay'" in err and str(snapshot) in err
 
 
 def test_export_graph_json_with_params(mlp_built, tmp_path, capsys):
@@ -162,6 +163,8 @@ def test_export_errors_are_one_line_with_status_2(args, fragment, tmp_path, caps
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and fragment in err and "\n" not in err
+    named = [a.format(tmp=tmp_path, seed=SEED) for a in args if "{" in a]
+    assert any(path in err for path in named)  # the file at fault is named
     assert not (tmp_path / "graph.json").exists()
 
 
@@ -177,7 +180,7 @@ def test_export_refuses_control_flow(tmp_path, capsys):
     snapshot.write_bytes(encode(to_relayviz(mod)))
     assert main(["export", str(snapshot), "--to", "netron", "-o", str(tmp_path / "if_graph.json")]) == 2
     err = capsys.readouterr().err
-    assert "(If): not a dataflow expression" in err
+    assert "(If): not a dataflow expression" in err and str(snapshot) in err
     assert not (tmp_path / "if_graph.json").exists()
 
 
@@ -185,5 +188,80 @@ def test_export_copies_nothing_when_the_snapshot_is_bad(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     shutil.copy(DATA / "malformed" / "head_past_end.json", bad)
     assert main(["export", str(bad), "--to", "netron", "-o", str(tmp_path / "out.json")]) == 2
-    assert "field 'heads[0]'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "field 'heads[0]'" in err and str(bad) in err
     assert not (tmp_path / "out.json").exists()
+
+
+def test_an_untyped_module_is_refused_for_its_real_cause(tmp_path, capsys):
+    """A model as first imported has no inferred types: the graph executor needs them."""
+    import tvm
+    from tvm import relay
+
+    x = relay.var("x", shape=(1, 8, 4, 4))
+    parts = relay.split(x, 2, axis=1)
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.add(parts[0], parts[1])))
+    snapshot = tmp_path / "imported.json"
+    snapshot.write_bytes(encode(to_relayviz(mod)))
+    assert main(["export", str(snapshot), "--to", "netron", "-o", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(snapshot) in err and "without an inferred type" in err and "InferType" in err
+    assert "not a tuple" not in err and "\n" not in err
+
+
+def test_inspect_and_export_refuse_another_models_parameters_alike(mlp_built, tmp_path, capsys):
+    import tvm
+    import tvm.relay.testing
+    from tvm import relay
+
+    graph = tmp_path / "mlp.json"
+    graph.write_text(mlp_built.get_graph_json())
+    other, other_params = tvm.relay.testing.mlp.get_workload(batch_size=1, num_classes=4)
+    with tvm.transform.PassContext(opt_level=3):
+        other_lib = relay.build(other, target="llvm -mtriple=x86_64-linux-gnu", params=other_params)
+    wrong = tmp_path / "other.params"
+    wrong.write_bytes(tvm.runtime.save_param_dict(other_lib.get_params()))
+    assert main(["inspect", str(graph), "--params", str(wrong)]) == 2
+    inspect_err = capsys.readouterr().err.strip()
+    assert main(["export", str(graph), "--to", "netron", "-o", str(tmp_path / "out.json"), "--params", str(wrong)]) == 2
+    export_err = capsys.readouterr().err.strip()
+    for err in (inspect_err, export_err):
+        assert str(wrong) in err and "has shape" in err and "pass the parameters of this model" in err
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["diff", "{other}"], ["export", "--to", "netron", "-o", "{out}"],
+                                     ["validate"]])
+def test_a_binary_file_is_not_a_text_file(command, tmp_path, capsys):
+    png = tmp_path / "picture.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\xff\xfe")
+    args = [a.format(other=SEED, out=tmp_path / "o.json") for a in command[1:]]
+    assert main([command[0], str(png), *args]) == 2
+    err = capsys.readouterr().err
+    assert str(png) in err and "not a text file" in err and "UTF-8" not in err
+
+
+def test_validate_accepts_the_graph_json_every_other_command_accepts(capsys):
+    assert main(["validate", str(SEED)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"valid   {SEED}: graph executor JSON, 5 operators")
+
+
+def test_inspect_never_splits_a_name(mlp_built, tmp_path):
+    """At 80 columns on a terminal, each operator gets a block of its own; piped, the table is whole."""
+    from relayviz_instrument import inspect_graph
+
+    graph = tmp_path / "mlp.json"
+    graph.write_text(mlp_built.get_graph_json())
+    report = inspect_graph(graph)
+    names = [row["name"] for row in report.summary.operators]
+    assert max(len(n) for n in names) > 40
+    terminal = Console(width=80, color_system=None, record=True, force_terminal=True)
+    terminal.print(report)
+    text = terminal.export_text()
+    assert all(len(line) <= 80 for line in text.splitlines())
+    for name in names:
+        assert any(name in line for line in text.splitlines())
+    piped = Console(width=80, color_system=None, record=True)
+    piped.print(report, crop=False)
+    table = piped.export_text()
+    assert "┏" in table and all(any(name in line for line in table.splitlines()) for name in names)
