@@ -20,7 +20,7 @@ from ..errors import RelayVizError
 __all__ = ["main", "build_parser"]
 
 #: Command modules, in the order ``--help`` lists them.
-COMMANDS = ("demo", "show", "report", "diff", "validate", "inspect", "export")
+COMMANDS = ("demo", "show", "report", "history", "diff", "validate", "inspect", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:
