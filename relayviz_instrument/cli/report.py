@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Pattern
 
 import orjson
 from rich.console import Console
+from rich.markup import escape
 
 from ..diff import GraphDiff, diff
 from ..report import DiffView, OpDeltaTable, pipeline_op_deltas
@@ -27,6 +28,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     parser.add_argument("--json", action="store_true",
                         help="print each pass's diff as JSON (keys added, removed, changed, rewired, "
                              "hunks, summary)")
+    parser.add_argument("--html", metavar="OUT.html",
+                        help="write one self-contained HTML page instead: every pass, its graph coloured "
+                             "by its diff, and where each node came from")
     parser.set_defaults(func=run)
 
 
@@ -45,6 +49,11 @@ def changed_passes(trace: Trace, pattern: Optional[Pattern[str]] = None) -> List
 
 def run(args: argparse.Namespace, console: Console) -> int:
     trace = load_trace(args.trace)
+    if args.html:
+        from ..html_report import write_html_report
+
+        console.print(f"wrote {escape(str(write_html_report(trace, args.html)))}", highlight=False)
+        return 0
     records = changed_passes(trace, args.pass_pattern)
     documents: Dict[str, Dict[str, Any]] = {}
 
