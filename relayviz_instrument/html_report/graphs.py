@@ -19,6 +19,9 @@ from ..diff.view import GraphView
 
 __all__ = ["snapshot_graph", "pass_graph", "STATUSES"]
 
+#: Fewer unchanged nodes than this are drawn rather than collapsed into a region.
+MIN_REGION = 3
+
 #: Node statuses in a pass graph, in the order the payload numbers them.
 STATUSES = ("unchanged", "changed", "rewired", "added", "removed")
 
@@ -137,7 +140,8 @@ def _regions(nodes: List[List[int]], edges: Sequence[Sequence[int]], in_hunks: S
 
     A node is kept in view when it, or a node inside it, changed, belongs to a hunk, or is next
     to one that did. The others are grouped, among the nodes of one compound, into connected
-    regions (a compound with nothing kept inside goes whole into its parent's region).
+    regions (a compound with nothing kept inside goes whole into its parent's region); regions
+    of fewer than :data:`MIN_REGION` nodes are drawn.
     """
     n = len(nodes)
     parent = [node[3] for node in nodes]
@@ -182,16 +186,16 @@ def _regions(nodes: List[List[int]], edges: Sequence[Sequence[int]], in_hunks: S
             a, b = find(ru), find(rv)
             if a != b:
                 link[max(a, b)] = min(a, b)
-    sizes: List[int] = []
-    number: Dict[int, int] = {}
+    members: Dict[int, List[int]] = {}
     for g in range(n):
-        if keep[g]:
-            continue
-        root = find(rep[g])
-        if root not in number:
-            number[root] = len(sizes)
-            sizes.append(0)
-        nodes[g][4] = number[root]
-        sizes[number[root]] += 1
+        if not keep[g]:
+            members.setdefault(find(rep[g]), []).append(g)
+    sizes: List[int] = []
+    for group in members.values():  # in the order of their first node
+        if len(group) < MIN_REGION:
+            continue  # a placeholder would hide as much as it shows
+        for g in group:
+            nodes[g][4] = len(sizes)
+        sizes.append(len(group))
     return sizes
 

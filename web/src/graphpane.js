@@ -10,6 +10,8 @@ const STATUS_WORDS = ['unchanged', 'changed', 'rewired', 'added', 'removed'];
 const CHAR_W = 6.4;
 const SMALL_KINDS = new Set(['Const', 'Var', 'GlobalVar', 'Op', 'Constructor']);
 const LABEL_CHARS = 44;
+const FAR = 0.4;
+const READABLE = 0.6;
 
 export class GraphPane {
   constructor(container, data, {onSelect}) {
@@ -26,9 +28,21 @@ export class GraphPane {
       'markerWidth="7" markerHeight="7" orient="auto-start-reverse">' +
       `<path d="M0,0L8,4L0,8z" class="arrow${s}"/></marker>`).join('') + '</defs><g class="viewport"></g>');
     this.viewport = this.svg.select('g.viewport');
-    this.zoom = zoom().scaleExtent([0.01, 4]).on('zoom', (e) => this.viewport.attr('transform', e.transform));
+    // Zoomed far out, labels are too small to read: not drawing them halves the paint.
+    this.far = null;
+    this.zoom = zoom().scaleExtent([0.01, 4]).on('zoom', (e) => {
+      this.viewport.attr('transform', e.transform);
+      const far = e.transform.k < FAR;
+      if (far !== this.far) { this.far = far; this.svgNode.classList.toggle('far', far); }
+    });
     this.svg.call(this.zoom).on('dblclick.zoom', null);
     this.svgNode.addEventListener('click', (e) => this.click(e));
+    // One tooltip for all boxes, rather than a <title> in each.
+    this.tip = container.appendChild(document.createElement('div'));
+    this.tip.className = 'tip';
+    this.tip.hidden = true;
+    this.svgNode.addEventListener('mouseover', (e) => this.hover(e));
+    this.svgNode.addEventListener('mouseleave', () => { this.tip.hidden = true; });
     this.states = new Map();
     this.collapseRegions = true;
     this.graph = null;
@@ -149,8 +163,10 @@ export class GraphPane {
       const i = key.indexOf('>');
       return [key.slice(0, i), key.slice(i + 1), side];
     });
+    const t1 = performance.now();
     const layout = layoutGraph(list, edgeList.map(([u, v]) => [u, v]));
     this.layout = layout;
+    const t2 = performance.now();
     const hunkOf = new Set();
     for (const h of this.graph.hunks) for (const g of h.nodes) hunkOf.add(g);
     const compounds = [], boxes = [], paths = [];
@@ -161,15 +177,14 @@ export class GraphPane {
       const g = v.id[0] === 'g' ? +v.id.slice(1) : -1;
       const status = g >= 0 ? this.graph.nodes[g][2] : 0;
       const cls = `s${status}` + (g >= 0 && hunkOf.has(g) ? ' inhunk' : '');
-      const title = g >= 0 ? this.title(g) : 'unchanged nodes: click to show them';
       if (v.kids) {
-        compounds.push([depth(v), `<g class="cmp ${cls}" data-id="${v.id}"><title>${esc(title)}</title>` +
+        compounds.push([depth(v), `<g class="cmp ${cls}" data-id="${v.id}">` +
           `<rect x="${x}" y="${y}" width="${p.w}" height="${p.h}" rx="8"/>` +
           `<text class="cmp-title" x="${x + 8}" y="${y + 14}">${esc(v.text)}</text></g>`]);
       } else {
         const kind = v.id[0] === 'r' ? 'region' : v.small ? 'small' : '';
         boxes.push(`<g class="n ${kind} ${cls}" data-id="${v.id}" transform="translate(${x},${y})">` +
-          `<title>${esc(title)}</title><rect width="${p.w}" height="${p.h}" rx="${v.small ? 9 : 4}"/>` +
+          `<rect width="${p.w}" height="${p.h}" rx="${v.small ? 9 : 4}"/>` +
           `<text x="${p.w / 2}" y="${p.h / 2 + 4}">${esc(v.text)}</text></g>`);
       }
     }
@@ -185,11 +200,15 @@ export class GraphPane {
       paths.push(`<path class="e e${side}" d="${d}" marker-end="url(#arrow${side})"/>`);
     });
     compounds.sort((a, b) => a[0] - b[0]);
+    const t3 = performance.now();
     this.viewport.html(compounds.map((c) => c[1]).join('') + paths.join('') + boxes.join(''));
     this.elements = new Map();
     for (const node of this.viewport.node().querySelectorAll('[data-id]')) this.elements.set(node.getAttribute('data-id'), node);
     for (const [mark, set] of Object.entries(this.marks)) for (const g of set) this.mark(g, mark, true);
-    this.renderMs = performance.now() - t0;
+    const t4 = performance.now();
+    // Where a pass switch spends its time (bench_html.py reads it).
+    this.timing = {visible: t1 - t0, layout: t2 - t1, svg: t3 - t2, dom: t4 - t3};
+    this.renderMs = t4 - t0;
     this.visibleCount = list.length;
   }
 
@@ -201,6 +220,17 @@ export class GraphPane {
   }
 
   // -- interaction --------------------------------------------------------------------------
+
+  hover(e) {
+    const target = e.target.closest('[data-id]');
+    if (!target || !this.graph) { this.tip.hidden = true; return; }
+    const id = target.getAttribute('data-id');
+    this.tip.textContent = id[0] === 'r' ? 'unchanged nodes: click to show them' : this.title(+id.slice(1));
+    const box = this.container.getBoundingClientRect();
+    this.tip.style.left = `${e.clientX - box.left + 12}px`;
+    this.tip.style.top = `${e.clientY - box.top + 12}px`;
+    this.tip.hidden = false;
+  }
 
   click(e) {
     const target = e.target.closest('[data-id]');
@@ -280,7 +310,9 @@ export class GraphPane {
     const pad = 30;
     let k = Math.min((width - 2 * pad) / Math.max(x1 - x0, 1), (height - 2 * pad) / Math.max(y1 - y0, 1));
     k = Math.min(k, gs == null ? 1.2 : 1.5);
-    if (gs == null) k = Math.max(k, Math.min(0.35, (width - 2 * pad) / Math.max(x1 - x0, 1)));
+    // A big graph is not squeezed below the scale where its labels can be read: it is shown
+    // from its top (or as wide as the window allows), and pans from there.
+    if (gs == null) k = Math.max(k, Math.min(READABLE, (width - 2 * pad) / Math.max(x1 - x0, 1)));
     const tx = width / 2 - k * (x0 + x1) / 2;
     // A tall graph is shown from its top rather than squeezed into the window.
     const ty = gs == null && k * (y1 - y0) > height - 2 * pad ? pad - k * y0 : height / 2 - k * (y0 + y1) / 2;
