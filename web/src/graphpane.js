@@ -61,7 +61,7 @@ export class GraphPane {
     if (!this.graph) {
       this.viewport.html('');
       this.elements = new Map();
-      this.message.textContent = !pass ? '' : pass.changed ? 'This pass changed the module, but the trace lacks a snapshot to compare.'
+      this.message.textContent = !pass ? 'No pass of this trace changed the module.' : pass.changed ? 'This pass changed the module, but the trace lacks a snapshot to compare.'
         : pass.changed === false ? 'This pass left the module unchanged.' : 'This pass was not compared (TIR only, or left out of the trace).';
       this.message.hidden = false;
       return;

@@ -180,7 +180,7 @@ function start() {
   const wanted = fromHash ? +fromHash[1] : data.start;
   let first = data.passes.findIndex((p) => p.i === wanted);
   if (first < 0) first = data.passes.findIndex((p) => p.graph != null);
-  if (first >= 0) selectPass(first);
+  if (first >= 0) selectPass(first); else pane.setPass(null);
   document.body.dataset.ready = '1';
 }
 
