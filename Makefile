@@ -11,9 +11,16 @@ SHELL       := /bin/bash
 # pip's notes about this machine's local index mirrors are noise; keep real errors.
 QUIET_PIP   := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup demo test bench fuzz schema clean
+.PHONY: setup chromium demo test bench fuzz schema web clean
 
-setup: $(STAMP)
+setup: $(STAMP) chromium
+
+# The browser tests of the HTML report drive Debian's Chromium (Playwright from PyPI talks to it;
+# Playwright's own browser download is never used).
+CHROMIUM ?= /usr/bin/chromium
+chromium:
+	@test -x $(CHROMIUM) || { echo "installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt requirements-relay.txt
 	@test -x $(PY) || { py="$$(tools/find-python 3.10)"; echo "creating $(VENV) with $$py"; "$$py" -m venv $(VENV); }
@@ -32,13 +39,19 @@ bench: setup
 	$(PY) benchmarks/bench_serialize.py
 	$(PY) benchmarks/bench_capture.py
 	$(PY) benchmarks/bench_diff.py
+	$(PY) benchmarks/bench_html.py
+
+# Rebuild the HTML report's viewer (relayviz_instrument/html_report/assets/) from web/ with the
+# npm packages pinned in web/package-lock.json. The built files are committed: pip needs no npm.
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
 
 fuzz: setup
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -m "not slow" tests/test_format.py $(PYTEST_ARGS)
 
-# Regenerate the shipped JSON Schema from the kind tables in relayviz_instrument/format.py.
+# Regenerate the shipped JSON Schema from the kind tables in relayviz_instrument/format/kinds.py.
 schema: setup
 	$(PY) -c "from relayviz_instrument.format.schema import write_schema; write_schema()"
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache relayviz-trace
+	rm -rf $(VENV) build *.egg-info .pytest_cache relayviz-trace test-artifacts

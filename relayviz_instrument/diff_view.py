@@ -19,7 +19,7 @@ from .diff.changes import type_text
 from .diff.model import FieldChange, GraphDiff, Hunk, NodeInfo
 from .names import shorten
 
-__all__ = ["DiffView", "OpDeltaTable", "diff_counts"]
+__all__ = ["DiffView", "OpDeltaTable", "diff_counts", "field_changes_text"]
 
 #: Node lines shown under a hunk before "… N more".
 NODE_LINES = 6
@@ -91,7 +91,7 @@ class DiffView:
             line.append(f"  {change.field} {what}")
             if what == "changed":
                 line.append("  ")
-                line.append_text(_field_changes([change]))
+                line.append_text(field_changes_text([change]))
             tree.add(line)
         yield tree
 
@@ -107,7 +107,7 @@ class DiffView:
             if a in changed:
                 line = _node_line("~", "yellow", info, with_type=False)
                 line.append("  ")
-                line.append_text(_field_changes(changed[a].fields))
+                line.append_text(field_changes_text(changed[a].fields))
                 if changed[a].inputs_changed:
                     line.append(", inputs rewired", style="blue")
             elif a in rewired:
@@ -140,7 +140,7 @@ def _node_line(mark: str, style: str, info: NodeInfo, with_type: bool = True) ->
     return line
 
 
-def _field_changes(changes: Sequence[FieldChange]) -> Text:
+def field_changes_text(changes: Sequence[FieldChange]) -> Text:
     text = Text()
     for i, change in enumerate(changes):
         if i:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import orjson
 
@@ -31,17 +31,21 @@ _DOCUMENTS = 4
 
 
 class PassDiffs:
-    """The diffs and diff summaries of the changed passes of ``trace``.
+    """The diffs and diff summaries of the changed passes of ``trace``, each computed once.
 
     ``trace`` is anything with ``snapshot(ref)`` and ``path`` (a :class:`~relayviz_instrument.store.Trace`
     or a live :class:`~relayviz_instrument.RelayVizTrace`). Summaries are read from and
     written to the trace directory's cache when it has one (a cache that cannot be written is
-    skipped: it only saves time).
+    skipped: it only saves time). Diffs are kept once computed, so every view of one trace
+    (table, report, provenance, HTML page) diffs a pair of snapshots once; documents are kept
+    ``keep_documents`` at a time (``None``: all).
     """
 
-    def __init__(self, trace: Any, *, use_cache: bool = True) -> None:
+    def __init__(self, trace: Any, *, use_cache: bool = True, keep_documents: Optional[int] = _DOCUMENTS) -> None:
         self.trace = trace
+        self._keep = keep_documents  # None: every document read stays in memory
         self._documents: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
+        self._diffs: Dict[Tuple[str, str, bool], GraphDiff] = {}
         self._cache_file: Optional[Path] = None
         self._summaries: Dict[str, Dict[str, Any]] = {}
         self._dirty = False
@@ -56,7 +60,7 @@ class PassDiffs:
         if doc is None:
             doc = self.trace.snapshot(ref)
             self._documents[ref] = doc
-            while len(self._documents) > _DOCUMENTS:
+            while self._keep is not None and len(self._documents) > self._keep:
                 self._documents.popitem(last=False)
         else:
             self._documents.move_to_end(ref)
@@ -66,12 +70,7 @@ class PassDiffs:
         """The diff of a pass that changed the module (``None`` for any other record)."""
         if not (record.changed and record.before and record.after):
             return None
-        result = diff(self.document(record.before), self.document(record.after))
-        key = f"{record.before}-{record.after}"
-        if key not in self._summaries:
-            self._summaries[key] = result.summary
-            self._dirty = True
-        return result
+        return self.pair_diff(record.before, record.after)
 
     def summary(self, record: PassRecord) -> Optional[Dict[str, Any]]:
         """The diff summary of a pass that changed the module (``None`` for any other record)."""
@@ -87,10 +86,13 @@ class PassDiffs:
         """The diff of two snapshots of the trace (with ``ignore_types``, of the two with the
         types inference fills in removed, so that what a pass did shows without what the
         InferType nested in it added)."""
+        found = self._diffs.get((before, after, ignore_types))
+        if found is not None:
+            return found
         a, b = self.document(before), self.document(after)
         if ignore_types:
             a, b = without_inferred_types(a), without_inferred_types(b)
-        result = diff(a, b)
+        result = self._diffs[(before, after, ignore_types)] = diff(a, b)
         key = f"{before}-{after}" + ("-untyped" if ignore_types else "")
         if key not in self._summaries:
             self._summaries[key] = result.summary

@@ -285,17 +285,18 @@ def _path(trace: Any, ref: Optional[str]) -> str:
     return "" if not ref else str(trace.snapshot_path(ref))
 
 
-def show_trace(trace: Any, *, everything: bool = False, paths: bool = False) -> TraceOverview:
+def show_trace(trace: Any, *, everything: bool = False, paths: bool = False,
+               diffs: Optional[PassDiffs] = None) -> TraceOverview:
     """The overview of ``trace`` (read with :func:`~relayviz_instrument.load_trace`, or live).
 
     By default each compilation's pipeline passes that changed the module or failed, what it
     built, and rows for changes made outside any recorded pass; ``everything`` lists every
     event, scratch work and nested type inference included, labelled. ``paths`` adds the
-    snapshot file of each row.
+    snapshot file of each row. ``diffs`` shares the diffs of another view of the same trace.
     """
     records = trace.records
     by_index = {r.index: r for r in records}
-    diffs = PassDiffs(trace)
+    diffs = diffs if diffs is not None else PassDiffs(trace)
     summaries: Dict[int, Dict[str, Any]] = {}
     all_roles: Dict[int, str] = {}
     sections = []

@@ -7,6 +7,7 @@ import re
 from typing import Pattern
 
 from rich.console import Console
+from rich.text import Text
 
 from ..report import report_trace
 from ..store import load_trace
@@ -27,6 +28,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the report as one JSON object (docs/json.md)")
     out.add_argument("--jsonl", action="store_true", help="print it as JSON lines, one per pass, as they are made")
+    out.add_argument("--html", metavar="OUT.html",
+                     help="write one self-contained HTML page instead: every pass, its graph coloured by its "
+                          "diff, and where each node came from")
     parser.set_defaults(func=run)
 
 
@@ -38,7 +42,13 @@ def _pattern(text: str) -> Pattern[str]:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    report = report_trace(load_trace(args.trace), args.pass_pattern, everything=args.everything)
+    trace = load_trace(args.trace)
+    if args.html:
+        from ..html_report import write_html_report
+
+        console.print(Text(f"wrote {write_html_report(trace, args.html)}"), soft_wrap=True)
+        return 0
+    report = report_trace(trace, args.pass_pattern, everything=args.everything)
     if args.jsonl:
         print_json_lines(report.json_lines())
     else:

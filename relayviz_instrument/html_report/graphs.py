@@ -1,0 +1,201 @@
+"""The graphs the HTML report draws: a snapshot as boxes and arrows, and a pass as one graph of
+its before and after snapshots coloured by their diff. Plain data; no I/O, no HTML.
+
+A snapshot is drawn as the diff reads it (:class:`~relayviz_instrument.diff.view.GraphView`):
+an ``Op`` is the label of its calls, not a box; a function called from one place (a primitive
+Function of FuseOps) is a *compound* holding its body, its parameters stand for the call's
+arguments and the call for its body, so arrows run from the arguments into the body. A
+global function is a box its body flows into (its parameters do not: a hundred weights would
+all point at it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
+
+from ..diff import GraphDiff
+from ..diff.changes import describe
+from ..diff.view import GraphView
+
+__all__ = ["snapshot_graph", "pass_graph", "STATUSES"]
+
+#: Fewer unchanged nodes than this are drawn rather than collapsed into a region.
+MIN_REGION = 3
+
+#: Node statuses in a pass graph, in the order the payload numbers them.
+STATUSES = ("unchanged", "changed", "rewired", "added", "removed")
+
+
+def snapshot_graph(view: GraphView) -> Dict[str, Any]:
+    """A snapshot as the report draws it: one entry per node id, in the document's order.
+
+    Each entry holds ``k`` (kind), ``n`` (operator or kind), ``d`` (detail), ``t`` (type),
+    and for drawn nodes ``in`` (the ids it reads) and ``p`` (the compound it sits in); a
+    compound has ``c: 1``; a node that is not drawn (an ``Op``, an inlined call or parameter)
+    has ``h`` (the id of the node drawn in its place, or -1).
+    """
+    size = view.size
+    parent = [-1] * size
+    inlined = sorted(view.inlined, key=lambda f: -len(view.scope(f)))  # outer functions first
+    for f in inlined:
+        for r in view.scope(f):
+            parent[r] = f  # inner functions come later and claim their own nodes
+    nodes: List[Dict[str, Any]] = [{}] * size
+    for r in range(size):
+        info = describe(view, r)
+        entry: Dict[str, Any] = {"k": info.kind, "n": info.name}
+        if info.detail:
+            entry["d"] = info.detail
+        if info.type:
+            entry["t"] = info.type
+        if r in view.inlined:
+            entry["c"] = 1
+            ops = [view.op_name(x) for x in sorted(view.scope(r), key=view.position.__getitem__)]
+            entry["d"] = "+".join(dict.fromkeys(op for op in ops if op)) or entry.get("d", "")
+        elif view.kind[r] == "Op" or view.canon[r] != r:
+            target = view.canon[r]
+            entry["h"] = view.doc_id[target] if target != r and view.kind[target] != "Op" else -1
+        else:
+            ins = view.inputs[r][:1] if view.kind[r] == "Function" else view.inputs[r]
+            entry["in"] = [view.doc_id[x] for x in ins]
+        if parent[r] >= 0:
+            entry["p"] = view.doc_id[parent[r]]
+        nodes[view.doc_id[r]] = entry
+    return {"nodes": nodes}
+
+
+def _drawn(entry: Mapping[str, Any]) -> bool:
+    return "h" not in entry
+
+
+def pass_graph(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]],
+               diff: GraphDiff) -> Dict[str, Any]:
+    """One graph of a pass: the after snapshot's drawn nodes and the before snapshot's that
+    are gone, coloured by ``diff``. ``before`` and ``after`` are :func:`snapshot_graph` nodes.
+
+    Returns ``nodes`` (``[before id or -1, after id or -1, status, parent, region]`` each;
+    status indexes :data:`STATUSES`, parent a node of this graph or -1), ``edges``
+    (``[from, to, side]``: 0 in both snapshots, 1 only before, 2 only after), ``hunks`` (the
+    graph nodes of each of the diff's hunks) and ``regions``: for each region of unchanged
+    nodes that a big graph collapses, the number of nodes it holds (``region`` is -1 for a
+    node always shown).
+    """
+    status_of_after: Dict[int, int] = {}
+    for m in diff.changed:
+        status_of_after[m.after] = 1
+    for m in diff.rewired:
+        status_of_after[m.after] = 2
+    nodes: List[List[int]] = []
+    of_before: Dict[int, int] = {}
+    of_after: Dict[int, int] = {}
+    for b, entry in enumerate(after):
+        if _drawn(entry):
+            of_after[b] = len(nodes)
+            nodes.append([-1, b, status_of_after.get(b, 0), -1, -1])
+    back = {b: a for a, b in diff.mapping.items()}
+    for b, g in of_after.items():
+        a = back.get(b)
+        if a is not None and _drawn(before[a]):
+            of_before[a] = g
+            nodes[g][0] = a
+        elif a is None:
+            nodes[g][2] = 3
+    for a, entry in enumerate(before):
+        if _drawn(entry) and a not in of_before:
+            of_before[a] = len(nodes)
+            nodes.append([a, -1, 4 if a not in diff.mapping else 0, -1, -1])
+    for node in nodes:
+        a, b = node[0], node[1]
+        p = after[b].get("p", -1) if b >= 0 else -1
+        if p >= 0:
+            node[3] = of_after.get(p, -1)
+        elif a >= 0 and b < 0 and before[a].get("p", -1) >= 0:
+            node[3] = of_before.get(before[a]["p"], -1)
+    sides: Dict[Tuple[int, int], int] = {}
+    for side, entries, index in ((1, before, of_before), (2, after, of_after)):
+        for x, entry in enumerate(entries):
+            if x not in index:
+                continue
+            v = index[x]
+            for y in entry.get("in", ()):
+                u = index.get(y)
+                if u is not None and u != v:
+                    sides[(u, v)] = sides.get((u, v), 0) | side
+    edges = [[u, v, 0 if s == 3 else s] for (u, v), s in sorted(sides.items())]
+    hunks = []
+    for hunk in diff.hunks:
+        members = [of_before[a] for a in hunk.removed if a in of_before]
+        members += [of_after[b] for b in hunk.added if b in of_after]
+        for a, b in hunk.matched:
+            g = of_after.get(b, of_before.get(a))
+            if g is not None:
+                members.append(g)
+        hunks.append(sorted(set(members)))
+    regions = _regions(nodes, edges, {g for members in hunks for g in members})
+    return {"nodes": nodes, "edges": edges, "hunks": hunks, "regions": regions}
+
+
+def _regions(nodes: List[List[int]], edges: Sequence[Sequence[int]], in_hunks: Set[int]) -> List[int]:
+    """Group the unchanged nodes far from every change into regions; set each node's region.
+
+    A node is kept in view when it, or a node inside it, changed, belongs to a hunk, or is next
+    to one that did. The others are grouped, among the nodes of one compound, into connected
+    regions (a compound with nothing kept inside goes whole into its parent's region); regions
+    of fewer than :data:`MIN_REGION` nodes are drawn.
+    """
+    n = len(nodes)
+    parent = [node[3] for node in nodes]
+    interesting = [node[2] != 0 or g in in_hunks for g, node in enumerate(nodes)]
+    neighbours: List[List[int]] = [[] for _ in range(n)]
+    for u, v, _ in edges:
+        neighbours[u].append(v)
+        neighbours[v].append(u)
+    keep = list(interesting)
+    for g in range(n):
+        if interesting[g]:
+            for x in neighbours[g]:
+                keep[x] = True
+    for g in range(n):  # a kept node keeps the compounds around it
+        if keep[g]:
+            p = parent[g]
+            while p >= 0 and not keep[p]:
+                keep[p] = True
+                p = parent[p]
+
+    def top(g: int) -> int:
+        """The outermost compound around ``g`` that is not kept (``g`` itself if none)."""
+        best, p = g, parent[g]
+        while p >= 0:
+            if not keep[p]:
+                best = p
+            p = parent[p]
+        return best
+
+    rep = [top(g) if not keep[g] else g for g in range(n)]
+    link: Dict[int, int] = {}
+
+    def find(x: int) -> int:
+        while link.get(x, x) != x:
+            link[x] = link.get(link[x], link[x])
+            x = link[x]
+        return x
+
+    for u, v, _ in edges:
+        ru, rv = rep[u], rep[v]
+        if ru != rv and not keep[ru] and not keep[rv] and parent[ru] == parent[rv]:
+            a, b = find(ru), find(rv)
+            if a != b:
+                link[max(a, b)] = min(a, b)
+    members: Dict[int, List[int]] = {}
+    for g in range(n):
+        if not keep[g]:
+            members.setdefault(find(rep[g]), []).append(g)
+    sizes: List[int] = []
+    for group in members.values():  # in the order of their first node
+        if len(group) < MIN_REGION:
+            continue  # a placeholder would hide as much as it shows
+        for g in group:
+            nodes[g][4] = len(sizes)
+        sizes.append(len(group))
+    return sizes
+

@@ -1,0 +1,130 @@
+"""The data an HTML report embeds: passes, snapshots, pass graphs and provenance. Pure: no I/O
+but reading the trace's snapshots through :class:`~relayviz_instrument.pass_diffs.PassDiffs`.
+
+Each pass that changed the module is diffed once; the steps of the pipeline (the provenance
+chain) reuse those diffs. The viewer follows a node's history through ``steps``: the pass
+graph of each step pairs every node with the one it continues, and ``origins`` lists, for
+each hunk of a step, the nodes its created nodes came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..diff import GraphDiff
+from ..diff.view import GraphView
+from ..pass_diffs import PassDiffs
+from ..trace_view import show_trace
+from ..provenance import Provenance
+from ..store import PassRecord, Trace
+from .graphs import STATUSES, pass_graph, snapshot_graph
+
+__all__ = ["report_data", "PAYLOAD_FORMAT", "COLLAPSE_ABOVE"]
+
+#: Version of the embedded data, checked by the viewer.
+PAYLOAD_FORMAT = "relayviz-html/1"
+#: Pass graphs with more nodes than this open with their unchanged regions collapsed.
+COLLAPSE_ABOVE = 150
+
+
+class _Builder:
+    def __init__(self, trace: Trace, cache: PassDiffs) -> None:
+        self.trace = trace
+        self.cache = cache
+        self.snapshots: List[Dict[str, Any]] = []
+        self.snapshot_index: Dict[str, int] = {}
+        self.graphs: List[Dict[str, Any]] = []
+        self.graph_index: Dict[Tuple[str, str], int] = {}
+
+    def snapshot(self, ref: str) -> int:
+        index = self.snapshot_index.get(ref)
+        if index is None:
+            doc = self.cache.document(ref)
+            index = self.snapshot_index[ref] = len(self.snapshots)
+            self.snapshots.append({"ref": ref, "ir": doc.get("ir", ""), "functions": doc.get("functions") or {},
+                                   **snapshot_graph(GraphView(doc)), "raw": doc["nodes"]})
+        return index
+
+    def graph(self, before: str, after: str) -> int:
+        key = (before, after)
+        index = self.graph_index.get(key)
+        if index is None:
+            diff = self.cache.pair_diff(before, after)
+            a, b = self.snapshot(before), self.snapshot(after)
+            drawn = pass_graph(self.snapshots[a]["nodes"], self.snapshots[b]["nodes"], diff)
+            index = self.graph_index[key] = len(self.graphs)
+            hunks = [{"kind": h.kind, "label": h.label, "removed": list(h.removed), "added": list(h.added),
+                      "matched": [list(p) for p in h.matched], "nodes": members}
+                     for h, members in zip(diff.hunks, drawn["hunks"])]
+            self.graphs.append({"before": a, "after": b, "summary": diff.summary, "nodes": drawn["nodes"],
+                                "edges": drawn["edges"], "regions": drawn["regions"], "hunks": hunks,
+                                "pairs": [x for pair in sorted(diff.mapping.items()) for x in pair],
+                                "fields": _fields(diff)})
+        return index
+
+
+def _fields(diff: GraphDiff) -> Dict[str, List[List[Any]]]:
+    """What changed in each changed pair, keyed by the after id (JSON keys are strings)."""
+    return {str(m.after): [[c.field, c.before, c.after] for c in m.fields] for m in diff.changed}
+
+
+def _pass(record: PassRecord, graph: Optional[int], span: Optional[Tuple[int, int]],
+          summary: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {"i": record.index, "name": record.name, "depth": record.depth,
+                           "ms": round(record.duration_ms, 3), "changed": record.changed, "ir": record.ir}
+    if record.parent is not None:
+        out["parent"] = record.parent
+    if record.nodes_before is not None:
+        out["nodes"] = [record.nodes_before, record.nodes_after]
+    if record.changed and summary:
+        out["counts"] = [summary.get("added", 0), summary.get("removed", 0),
+                         summary.get("changed", 0) + summary.get("rewired", 0)]
+    if record.error is not None:
+        out["error"] = record.error
+    if graph is not None:
+        out["graph"] = graph
+    if span is not None:
+        out["span"] = list(span)
+    return out
+
+
+def report_data(trace: Trace, *, cache: Optional[PassDiffs] = None,
+                collapse_above: int = COLLAPSE_ABOVE) -> Dict[str, Any]:
+    """Everything the HTML report of ``trace`` shows, as JSON-able data.
+
+    Every pass that changed the module with both snapshots recorded gets a pass graph; the
+    pipeline's steps (see :mod:`~relayviz_instrument.provenance`) get theirs too, so that the
+    viewer can follow any node of a step's snapshots back to the input module. The same trace
+    gives the same data.
+    """
+    cache = cache if cache is not None else PassDiffs(trace, keep_documents=None)
+    prov = Provenance(trace, cache)
+    build = _Builder(trace, cache)
+    credited = show_trace(trace, everything=True, diffs=cache).summaries  # as `relayviz show` counts them
+    passes = []
+    for record in trace.records:
+        graph = None
+        if record.changed and record.before and record.after and record.before != record.after:
+            graph = build.graph(record.before, record.after)
+        passes.append(_pass(record, graph, prov.span(record.index), credited.get(record.index)))
+    steps = []
+    for step in prov.steps:
+        graph = build.graph(step.before, step.after)
+        hunks = prov.diff(step.position).hunks
+        steps.append({"pass": step.index, "name": step.name, "graph": graph, "nested": step.after_nested,
+                      "origins": [list(prov.origins(step.position, h)) for h in range(len(hunks))]})
+    chain = [build.snapshot(ref) for ref in prov.refs]
+    first_step = next((s["pass"] for s in steps if s["pass"] is not None), None)
+    return {
+        "format": PAYLOAD_FORMAT,
+        "trace": {"path": str(trace.path), "name": trace.path.name, "complete": trace.complete,
+                  "problems": list(trace.problems)},
+        "statuses": list(STATUSES),
+        "collapse_above": collapse_above,
+        "passes": passes,
+        "snapshots": build.snapshots,
+        "graphs": build.graphs,
+        "chain": chain,
+        "steps": steps,
+        "start": first_step,
+    }
