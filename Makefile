@@ -11,13 +11,27 @@ SHELL       := /bin/bash
 # pip's notes about this machine's local index mirrors are noise; keep real errors.
 QUIET_PIP   := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup demo test bench fuzz schema clean
+.PHONY: setup export-tools demo test bench fuzz schema clean
 
-setup: $(STAMP)
+setup: $(STAMP) export-tools
+
+# --- exporters (relayviz export / view) ------------------------------------------------------
+# --to svg needs GraphViz's dot program; the Model Explorer browser test drives Debian's Chromium
+# (Playwright from PyPI talks to it; Playwright's own browser download is never used). Checked on
+# every `make setup`, installed with apt-get when missing (as root), else the command is printed.
+EXPORT_DEBIAN_PACKAGES := $(if $(shell command -v dot),,graphviz) $(if $(wildcard /usr/bin/chromium),,chromium)
+export-tools:
+	@if [ -n "$(strip $(EXPORT_DEBIAN_PACKAGES))" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's $(strip $(EXPORT_DEBIAN_PACKAGES)) for the exporters' tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(EXPORT_DEBIAN_PACKAGES) >/dev/null; \
+	  else echo "note: install $(strip $(EXPORT_DEBIAN_PACKAGES)) (Debian/Ubuntu: sudo apt-get install$(EXPORT_DEBIAN_PACKAGES)) for the svg and browser tests"; fi; \
+	fi
+# ----------------------------------------------------------------------------------------------
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt requirements-relay.txt
 	@test -x $(PY) || { py="$$(tools/find-python 3.10)"; echo "creating $(VENV) with $$py"; "$$py" -m venv $(VENV); }
-	$(PY) -m pip install --quiet -c constraints.txt -r requirements-relay.txt -e ".[test]" 2>&1 | $(QUIET_PIP)
+	$(PY) -m pip install --quiet -c constraints.txt -r requirements-relay.txt -e ".[test,all]" 2>&1 | $(QUIET_PIP)
 	$(PY) -c "import tvm, tvm.relay, relayviz_instrument; print('tvm', tvm.__version__, 'with Relay: ok')"
 	@touch $(STAMP)
 
@@ -32,6 +46,7 @@ bench: setup
 	$(PY) benchmarks/bench_serialize.py
 	$(PY) benchmarks/bench_capture.py
 	$(PY) benchmarks/bench_diff.py
+	$(PY) benchmarks/bench_export.py
 
 fuzz: setup
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -m "not slow" tests/test_format.py $(PYTEST_ARGS)
@@ -41,4 +56,4 @@ schema: setup
 	$(PY) -c "from relayviz_instrument.format.schema import write_schema; write_schema()"
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache relayviz-trace
+	rm -rf $(VENV) build *.egg-info .pytest_cache relayviz-trace test-artifacts
