@@ -42,7 +42,7 @@ def to_dot(drawing: Drawing, *, legend: bool = True) -> str:
     title = [drawing.name] + list(drawing.notes)
     dot = graphviz.Digraph(name=_id(drawing.name), graph_attr={
         "rankdir": "TB", "fontname": "Helvetica", "fontsize": "12", "labelloc": "t", "labeljust": "l",
-        "label": _lines(title), "nodesep": "0.25", "ranksep": "0.35"},
+        "label": _lines(title), "newrank": "true", "nodesep": "0.25", "ranksep": "0.35"},
         node_attr={"fontname": "Helvetica", "fontsize": "10", "margin": "0.08,0.03", "height": "0.3"},
         edge_attr={"color": "#546e7a", "arrowsize": "0.6"})
     children: Dict[Optional[str], List[Any]] = {}

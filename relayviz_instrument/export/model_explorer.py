@@ -6,8 +6,9 @@ function is a layer that expands), ``incomingEdges`` in input order, the output 
 ``tensor_shape`` output metadata (what Model Explorer writes on edges) and the attributes;
 the graphs of one export are a ``GraphCollection``, written as the JSON Model Explorer's
 built-in JSON loader opens. A diff also writes ``<name>.nodedata.json`` beside it: a
-``node_data_builder.ModelNodeData`` whose value for each node is its status, coloured as in
-every format (added green, removed red, changed amber, rewired blue).
+``node_data_builder.ModelNodeData`` whose value for each node is its status as a number
+(:data:`STATUS_CODES`: node data values are numbers), coloured as in every format (added
+green, removed red, changed amber, rewired blue).
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ import orjson
 from .._files import atomic_write_bytes
 from ..errors import RelayVizUsageError
 from .base import ExportGraph, ExportOptions, OutputPath, require
-from .drawing import STATUS_COLOURS, Drawing
+from .drawing import STATUS_COLOURS, STATUSES, Drawing
 from .sizing import prepare
 
 __all__ = ["ModelExplorerExporter", "ModelExplorerExport", "ModelExplorerView", "to_graph", "node_data",
            "node_data_path", "write_model_explorer", "view"]
+
+#: A status as a node data value: 0 unchanged, 1 added, 2 removed, 3 changed, 4 rewired.
+STATUS_CODES = {"unchanged": 0, **{status: i + 1 for i, status in enumerate(STATUSES[:-1])}}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,10 +93,9 @@ def node_data(drawings: Sequence[Drawing]) -> Any:
     for drawing in drawings:
         if not drawing.is_diff:
             continue
-        results = {node.key: nb.NodeDataResult(value=node.status, bgColor=STATUS_COLOURS[node.status][0])
+        results = {node.key: nb.NodeDataResult(value=STATUS_CODES[node.status], bgColor=STATUS_COLOURS[node.status][0])
                    for node in drawing.nodes}
-        graphs[drawing.name] = nb.GraphNodeData(results=results, name="relayviz diff",
-                                                showExpandedSummaryOnGroupNode=True)
+        graphs[drawing.name] = nb.GraphNodeData(results=results, name="relayviz diff")
     return nb.ModelNodeData(graphsData=graphs) if graphs else None
 
 
