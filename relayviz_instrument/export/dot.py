@@ -154,6 +154,7 @@ def render_svg(source: str, where: str) -> bytes:
 
 def _write(graphs: Sequence[ExportGraph], out: OutputPath, options: ExportOptions, *, fmt: str, suffix: str,
            render: Callable[[str, str], bytes]) -> List[Path]:
+    require("graphviz", "dot", f"--to {fmt}")
     paths = graph_files(graphs, out, suffix)
     drawings = prepare(graphs, options, fmt=fmt, node_limit=DOT_NODE_LIMIT)
     for graph, drawing, path in zip(graphs, drawings, paths):
