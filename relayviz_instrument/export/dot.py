@@ -21,10 +21,11 @@ from .sizing import prepare
 
 __all__ = ["DotExporter", "SvgExporter", "to_dot", "DOT_NODE_LIMIT"]
 
-#: Above this many nodes a drawing takes ``dot`` more than a few seconds to lay out and is hard
-#: to read as one picture: the exporter warns and suggests ``--max-nodes`` (measured in
-#: benchmarks/bench_export.py: ResNet-50 after FuseOps, about 1,100 nodes, lays out in ~3 s here).
-DOT_NODE_LIMIT = 1500
+#: Above this many nodes a drawing is hard to read as one picture and ``dot``'s layout time grows
+#: faster than the graph: the exporter warns and suggests ``--max-nodes``. Measured with
+#: benchmarks/bench_export.py on 2 cores: Inception-v3 after FuseOps, 2,674 nodes, exports to SVG
+#: in about 2.5 s; ResNet-50 (1,539 nodes) in about 1 s.
+DOT_NODE_LIMIT = 3000
 
 _SHAPES = {"op": "box", "input": "ellipse", "param": "ellipse", "const": "note", "tuple": "box",
            "call": "invhouse", "collapsed": "box3d", "other": "hexagon"}
