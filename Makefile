@@ -11,20 +11,28 @@ SHELL       := /bin/bash
 # pip's notes about this machine's local index mirrors are noise; keep real errors.
 QUIET_PIP   := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup chromium demo test bench fuzz schema web clean
+.PHONY: setup system-packages demo test bench fuzz schema web clean
 
-setup: $(STAMP) chromium
+setup: $(STAMP) system-packages
 
-# The browser tests of the HTML report drive Debian's Chromium (Playwright from PyPI talks to it;
-# Playwright's own browser download is never used).
-CHROMIUM ?= /usr/bin/chromium
-chromium:
-	@test -x $(CHROMIUM) || { echo "installing Debian's chromium for the browser tests"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+# --- Debian packages the tests use -------------------------------------------------------------
+# GraphViz's dot renders `relayviz export --to svg`; the browser tests (the HTML report, and the
+# Model Explorer view) drive Debian's Chromium through Playwright from PyPI, whose own browser
+# download is never used. Checked on every `make setup`; installed with apt-get when missing (as
+# root), else the command to run is printed.
+SYSTEM_PACKAGES := $(if $(shell command -v dot),,graphviz) $(if $(wildcard /usr/bin/chromium),,chromium)
+system-packages:
+	@if [ -n "$(strip $(SYSTEM_PACKAGES))" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's $(strip $(SYSTEM_PACKAGES)) for the tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
+	  else echo "note: install $(strip $(SYSTEM_PACKAGES)) (Debian/Ubuntu: sudo apt-get install$(SYSTEM_PACKAGES)) for the svg and browser tests"; fi; \
+	fi
+# ----------------------------------------------------------------------------------------------
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt requirements-relay.txt
 	@test -x $(PY) || { py="$$(tools/find-python 3.10)"; echo "creating $(VENV) with $$py"; "$$py" -m venv $(VENV); }
-	$(PY) -m pip install --quiet -c constraints.txt -r requirements-relay.txt -e ".[test]" 2>&1 | $(QUIET_PIP)
+	$(PY) -m pip install --quiet -c constraints.txt -r requirements-relay.txt -e ".[test,all]" 2>&1 | $(QUIET_PIP)
 	$(PY) -c "import tvm, tvm.relay, relayviz_instrument; print('tvm', tvm.__version__, 'with Relay: ok')"
 	@touch $(STAMP)
 
@@ -40,6 +48,7 @@ bench: setup
 	$(PY) benchmarks/bench_capture.py
 	$(PY) benchmarks/bench_diff.py
 	$(PY) benchmarks/bench_html.py
+	$(PY) benchmarks/bench_export.py
 
 # Rebuild the HTML report's viewer (relayviz_instrument/html_report/assets/) from web/ with the
 # npm packages pinned in web/package-lock.json. The built files are committed: pip needs no npm.

@@ -15,7 +15,8 @@ already catch ``ValueError`` or ``OSError`` keep working::
 
     RelayVizWarning                (UserWarning)
     ├── UnknownNodeKindWarning                      a node kind from a newer minor version, kept as is
-    └── TraceIncompleteWarning                      the instrument failed; the compilation went on
+    ├── TraceIncompleteWarning                      the instrument failed; the compilation went on
+    └── LargeGraphWarning                           a graph too big to draw well in the chosen format
 
 Every message says what was wrong, where (file, node id, field) and what to do. The CLI
 prints any of them as one line and exits with status 2 (see :data:`EXIT_STATUS`).
@@ -38,6 +39,7 @@ __all__ = [
     "RelayVizWarning",
     "UnknownNodeKindWarning",
     "TraceIncompleteWarning",
+    "LargeGraphWarning",
     "EXIT_STATUS",
 ]
 
@@ -141,3 +143,7 @@ class UnknownNodeKindWarning(RelayVizWarning):
 
 class TraceIncompleteWarning(RelayVizWarning):
     """The instrument failed inside a pass; the compilation went on and the trace is incomplete."""
+
+
+class LargeGraphWarning(RelayVizWarning):
+    """A graph has more nodes than the export format draws well; the message says how to cut it."""

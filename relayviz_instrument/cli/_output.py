@@ -4,15 +4,17 @@ errors as one escaped line on standard error."""
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterable
+import warnings
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 import orjson
 from rich.console import Console
 from rich.text import Text
 
-from ..errors import EXIT_STATUS, RelayVizError
+from ..errors import EXIT_STATUS, RelayVizError, RelayVizWarning
 
-__all__ = ["print_json", "print_json_lines", "print_result", "print_error"]
+__all__ = ["print_json", "print_json_lines", "print_result", "print_error", "warnings_as_lines"]
 
 
 def print_json(value: Any) -> None:
@@ -52,3 +54,15 @@ def print_error(exc: RelayVizError) -> int:
         if cls in EXIT_STATUS:
             return EXIT_STATUS[cls]
     return 2
+
+
+@contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """The package's warnings raised inside the block, printed after it as ``warning: ...`` lines."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RelayVizWarning)
+        yield
+    errors = Console(stderr=True, soft_wrap=True, highlight=False)
+    for warning in caught:
+        if issubclass(warning.category, RelayVizWarning):
+            errors.print(Text(f"warning: {warning.message}", style="yellow"))

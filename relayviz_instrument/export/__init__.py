@@ -14,15 +14,20 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import RelayVizUsageError
-from .base import Exporter, ExportGraph, OutputPath
+from .base import Exporter, ExportGraph, ExportOptions, OutputPath
 from .netron import write_netron
+from .resolve import changed_passes, resolve_graphs
 
-__all__ = ["EXPORTERS", "EXPORT_FORMATS", "Exporter", "ExportGraph", "exporter", "export", "export_sources",
-           "write_netron"]
+__all__ = ["EXPORTERS", "EXPORT_FORMATS", "Exporter", "ExportGraph", "ExportOptions", "exporter", "export",
+           "export_sources", "resolve_graphs", "changed_passes", "write_netron"]
 
 #: ``--to`` name -> ``module:class`` of its exporter (imported when first asked for).
 EXPORTERS: Mapping[str, str] = {
     "netron": "netron:NetronExporter",
+    "dot": "dot:DotExporter",
+    "svg": "dot:SvgExporter",
+    "tensorboard": "tensorboard:TensorBoardExporter",
+    "model-explorer": "model_explorer:ModelExplorerExporter",
 }
 #: The formats ``relayviz export --to`` writes.
 EXPORT_FORMATS = tuple(EXPORTERS)
@@ -39,18 +44,22 @@ def exporter(name: str) -> Exporter:
 
 
 def export(graphs: Sequence[ExportGraph], to: str, out: OutputPath, *,
-           params: Optional[Mapping[str, Any]] = None, params_source: str = "<params>") -> List[Path]:
-    """Write ``graphs`` in format ``to`` at ``out``; return the files written."""
-    return exporter(to).write(graphs, out, params=params, params_source=params_source)
+           params: Optional[Mapping[str, Any]] = None, options: ExportOptions = ExportOptions()) -> List[Path]:
+    """Write ``graphs`` in format ``to`` at ``out``; return the files written.
+
+    A drawing format warns (:class:`~relayviz_instrument.errors.LargeGraphWarning`) about a
+    graph above its node limit unless ``options.max_nodes`` cuts it.
+    """
+    return exporter(to).write(graphs, out, params=params, options=options)
 
 
-def export_sources(snapshot: Union[str, "os.PathLike[str]"], *, params: Union[str, "os.PathLike[str]", None] = None
+def export_sources(source: Union[str, "os.PathLike[str]"], *, params: Union[str, "os.PathLike[str]", None] = None,
+                   select: Union[str, int, None] = None, diff: bool = False
                    ) -> Tuple[List[ExportGraph], Optional[Dict[str, Any]]]:
-    """The graphs and parameters ``relayviz export`` was given: a snapshot or graph JSON file,
-    and optionally a ``.params`` file (read without TVM)."""
+    """The graphs and parameters ``relayviz export`` was given: a snapshot, graph JSON or a
+    trace directory with ``select`` and ``diff`` as in :func:`resolve_graphs`, and optionally a
+    ``.params`` file (read without TVM)."""
     from ..graph_json import load_params
-    from ..sources import read_document
 
-    source = os.fspath(snapshot)
-    graphs = [ExportGraph(name=Path(source).name, document=read_document(snapshot), source=source)]
+    graphs = resolve_graphs(source, select=select, diff=diff)
     return graphs, (None if params is None else dict(load_params(params)))

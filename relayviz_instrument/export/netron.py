@@ -17,7 +17,7 @@ from .._files import atomic_write_bytes
 from ..errors import RelayVizUsageError
 from ..graph_json import (ConstantData, GraphExecutorExport, check_params, params_path, save_params,
                           to_graph_executor_json)
-from .base import ExportGraph, OutputPath
+from .base import ExportGraph, ExportOptions, OutputPath
 
 __all__ = ["NetronExporter", "write_netron"]
 
@@ -86,11 +86,16 @@ class NetronExporter:
     summary = "graph executor JSON that Netron opens, with FILE.params beside FILE.json"
     extra = None
     many = False
+    node_limit = None
 
     def write(self, graphs: Sequence[ExportGraph], out: OutputPath, *,
-              params: Optional[Mapping[str, Any]] = None, params_source: str = "<params>") -> List[Path]:
+              params: Optional[Mapping[str, Any]] = None, options: ExportOptions = ExportOptions()) -> List[Path]:
         if len(graphs) != 1:
             raise RelayVizUsageError(f"netron writes one graph per file, not {len(graphs)}; "
                                      "pick one pass with --pass")
         graph = graphs[0]
-        return write_netron(graph.document, out, params=params, source=graph.source, params_source=params_source)
+        if graph.diff is not None:
+            raise RelayVizUsageError("netron shows one graph, not a diff; --diff is drawn by "
+                                     "dot, svg, tensorboard and model-explorer")
+        return write_netron(graph.document, out, params=params, source=graph.source,
+                            params_source=options.params_source)
