@@ -1,4 +1,6 @@
-"""Built-in models for the demo and the benchmarks: workloads of ``tvm.relay.testing``.
+"""Built-in models for the demo and the benchmarks: workloads of ``tvm.relay.testing``, and two
+shapes it lacks, a transformer encoder and a quantized (QNN) MobileNet, written with Relay's own
+operators (no framework is needed to make them).
 
 Each entry makes ``(mod, params)`` with settings that build on a CPU in seconds to a minute.
 """
@@ -30,6 +32,84 @@ def _simple(module: str, **kwargs: Any) -> Callable[[], Workload]:
     return make
 
 
+def _transformer(layers: int = 2, seq: int = 64, width: int = 256, heads: int = 4, hidden: int = 1024) -> Workload:
+    """A transformer encoder (BERT-like post-norm layers): self-attention with ``heads`` heads,
+    a ReLU feed-forward block, residual adds and layer norms; weights as parameters."""
+    import numpy as np
+    import tvm
+    from tvm import relay
+
+    rng = np.random.default_rng(0)
+    params: Dict[str, Any] = {}
+
+    def weight(name: str, *shape: int) -> Any:
+        params[name] = tvm.nd.array((rng.standard_normal(shape) * 0.02).astype("float32"))
+        return relay.var(name, shape=shape, dtype="float32")
+
+    def dense(x: Any, name: str, units: int, inputs: int) -> Any:
+        return relay.nn.bias_add(relay.nn.dense(x, weight(f"{name}_weight", units, inputs)),
+                                 weight(f"{name}_bias", units), axis=-1)
+
+    def heads_first(x: Any) -> Any:  # [seq, width] -> [heads, seq, width / heads]
+        return relay.transpose(relay.reshape(x, (seq, heads, width // heads)), (1, 0, 2))
+
+    data = relay.var("data", shape=(seq, width), dtype="float32")
+    x = data
+    for i in range(layers):
+        q, k, v = (heads_first(dense(x, f"l{i}_{n}", width, width)) for n in "qkv")
+        scores = relay.nn.softmax(relay.divide(relay.nn.batch_matmul(q, k),
+                                               relay.const(float(np.sqrt(width // heads)))), axis=-1)
+        attended = relay.nn.batch_matmul(scores, relay.transpose(v, (0, 2, 1)))
+        merged = relay.reshape(relay.transpose(attended, (1, 0, 2)), (seq, width))
+        x = relay.nn.layer_norm(relay.add(x, dense(merged, f"l{i}_out", width, width)),
+                                weight(f"l{i}_ln1_gamma", width), weight(f"l{i}_ln1_beta", width))
+        ffn = dense(relay.nn.relu(dense(x, f"l{i}_ffn1", hidden, width)), f"l{i}_ffn2", width, hidden)
+        x = relay.nn.layer_norm(relay.add(x, ffn), weight(f"l{i}_ln2_gamma", width), weight(f"l{i}_ln2_beta", width))
+    func = relay.Function(relay.analysis.free_vars(x), x)
+    return relay.transform.InferType()(tvm.IRModule.from_expr(func)), params
+
+
+def _qnn_mobilenet(image: int = 224) -> Workload:
+    """A quantized MobileNet (v1 layout) in Relay's QNN dialect, as quantizing frontends write it:
+    int8 depthwise and pointwise ``qnn.conv2d`` with per-layer ``qnn.requantize`` and clipped
+    ReLU6, weights bound as constants, float input quantized and the logits dequantized."""
+    import numpy as np
+    import tvm
+    from tvm import relay
+
+    rng = np.random.default_rng(0)
+
+    def const(value: Any, dtype: str) -> Any:
+        return relay.const(np.asarray(value, dtype=dtype), dtype)
+
+    def conv(x: Any, channels: int, inputs: int, kernel: int, stride: int, groups: int) -> Any:
+        shape = (channels, inputs // groups, kernel, kernel)
+        w = const(rng.integers(-127, 128, shape), "int8")
+        y = relay.qnn.op.conv2d(x, w, const(0, "int32"), const(0, "int32"), const(0.02, "float32"),
+                                const(0.01, "float32"), kernel_size=(kernel, kernel), channels=channels,
+                                strides=(stride, stride), padding=(kernel // 2, kernel // 2), groups=groups,
+                                out_dtype="int32")
+        y = relay.nn.bias_add(y, const(rng.integers(-1000, 1000, (channels,)), "int32"))
+        y = relay.qnn.op.requantize(y, const(0.0002, "float32"), const(0, "int32"), const(0.02, "float32"),
+                                    const(0, "int32"), out_dtype="int8")
+        return relay.clip(y, 0, 127)
+
+    data = relay.var("data", shape=(1, 3, image, image), dtype="float32")
+    x = relay.qnn.op.quantize(data, const(0.02, "float32"), const(0, "int32"), out_dtype="int8")
+    x = conv(x, 32, 3, 3, 2, 1)
+    channels = 32
+    for out, stride in [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 + [
+            (1024, 2), (1024, 1)]:
+        x = conv(x, channels, channels, 3, stride, channels)  # depthwise
+        x = conv(x, out, channels, 1, 1, 1)  # pointwise
+        channels = out
+    x = relay.qnn.op.dequantize(x, const(0.02, "float32"), const(0, "int32"))
+    x = relay.nn.batch_flatten(relay.nn.global_avg_pool2d(x))
+    w = const((rng.standard_normal((1000, channels)) * 0.02).astype("float32"), "float32")
+    x = relay.nn.softmax(relay.nn.dense(x, w))
+    return relay.transform.InferType()(tvm.IRModule.from_expr(relay.Function([data], x))), {}
+
+
 #: Model name -> a function making its ``(mod, params)``.
 MODELS: Dict[str, Callable[[], Workload]] = {
     "resnet18": _resnet(18),
@@ -43,6 +123,8 @@ MODELS: Dict[str, Callable[[], Workload]] = {
     "dqn": _simple("dqn", batch_size=1),
     "mlp": _simple("mlp", batch_size=1),
     "lstm": _simple("lstm", iterations=4, num_hidden=16),
+    "transformer": _transformer,
+    "qnn_mobilenet": _qnn_mobilenet,
 }
 
 

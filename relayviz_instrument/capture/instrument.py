@@ -368,13 +368,67 @@ def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[P
 def _structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
     """``tvm.ir.structural_equal``, or ``None`` when TVM cannot compare the two modules.
 
-    Late in ``relay.build`` functions carry attributes (``relay.backend.FunctionInfo``) that
-    have no structural equality registered, and the comparison raises.
+    Two modules holding the very same function objects are equal without a walk: passes that
+    change nothing often return a new module around the old functions, and comparing bound
+    weights byte by byte is what makes ``structural_equal`` cost milliseconds. Late in
+    ``relay.build`` the module carries an attribute (``main_func_info``, a FunctionInfo) with no
+    structural equality registered, on which TVM raises after a slow walk (and a slower error
+    message): the functions are compared without the module's attributes, and the attributes
+    by identity.
     """
+    if _same_functions(a, b):
+        return True
+    if a.attrs is not None or b.attrs is not None:
+        return _functions_equal(a, b) if _same_attrs(a, b) else None
     try:
         return bool(tvm.ir.structural_equal(a, b))
     except (tvm.TVMError, TypeError, ValueError):
         return None
+
+
+def _functions_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
+    """Structural equality of the functions and type definitions of two modules, not their attributes."""
+    try:
+        return bool(tvm.ir.structural_equal(tvm.IRModule(a.functions, a.type_definitions),
+                                            tvm.IRModule(b.functions, b.type_definitions)))
+    except (tvm.TVMError, TypeError, ValueError):
+        return None
+
+
+def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:
+    """Whether two modules' attributes are the same objects under the same names (printing a
+    FunctionInfo to compare it would print a whole function)."""
+    if a.attrs is None or b.attrs is None:
+        return a.attrs is None and b.attrs is None
+    keys = sorted(str(k) for k in a.attrs.keys())
+    return keys == sorted(str(k) for k in b.attrs.keys()) and all(
+        _identical(a.attrs[k], b.attrs[k]) for k in keys)
+
+
+def _identical(x: Any, y: Any) -> bool:
+    """The same TVM object (by address: ``Type.same_as`` recurses forever in TVM 0.16), or equal
+    plain values."""
+    if isinstance(x, tvm.runtime.Object) and isinstance(y, tvm.runtime.Object):
+        return bool(x.handle.value == y.handle.value)
+    return type(x) is type(y) and x == y
+
+
+def _same_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
+    """Whether two modules hold the same function objects under the same names, the same type
+    definitions and the same attributes."""
+    fa, fb = a.functions, b.functions
+    if len(fa) != len(fb) or not _same_attrs(a, b):
+        return False
+    theirs = {str(g.name_hint): f for g, f in fb.items()}
+    for gvar, func in fa.items():
+        other = theirs.get(str(gvar.name_hint))
+        if other is None or not _identical(func, other):
+            return False
+    types_a, types_b = a.type_definitions, b.type_definitions
+    if len(types_a) != len(types_b):
+        return False
+    theirs_types = {str(g.name_hint): d for g, d in types_b.items()}
+    return all(_identical(d, theirs_types.get(str(g.name_hint))) for g, d in types_a.items())
 
 
 def _ms(seconds: float) -> float:
