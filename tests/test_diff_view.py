@@ -144,3 +144,41 @@ def test_pipeline_events_leave_out_temporary_and_half_rewritten_modules() -> Non
         rec(9, "InferType", 2, 8, "m7-rewritten", "m8"),
     ]
     assert pipeline_events(records) == [0, 1, 3, 5, 7, 8]
+
+
+KERNELS = [("FuseOps", {f"tvmgen_default_fused_nn_conv2d_add_nn_relu_{i}": 1 for i in range(1, 4)}),
+           ("LowerTE", {"nn.conv2d": -3, "add": -3, "nn.relu": -3})]
+
+
+def _render_kernels(width: int, terminal: bool) -> str:
+    console = Console(width=width, color_system=None, record=True, force_terminal=terminal)
+    console.print(OpDeltaTable(KERNELS), crop=False)
+    return console.export_text()
+
+
+def test_kernel_rows_stay_apart_at_80_columns_on_a_terminal() -> None:
+    # shortened in the middle: the end that tells kernels apart stays
+    assert _render_kernels(80, terminal=True) == (
+        "operator calls across the pipeline                                \n"
+        " operator                                 ┃ + ┃ − ┃ net ┃ passes  \n"
+        "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━╇━━━╇━━━━━╇━━━━━━━━━\n"
+        " add                                      │ 0 │ 3 │  −3 │ LowerTE \n"
+        " nn.conv2d                                │ 0 │ 3 │  −3 │ LowerTE \n"
+        " nn.relu                                  │ 0 │ 3 │  −3 │ LowerTE \n"
+        " tvmgen_defaul…ed_nn_conv2d_add_nn_relu_1 │ 1 │ 0 │  +1 │ FuseOps \n"
+        " tvmgen_defaul…ed_nn_conv2d_add_nn_relu_2 │ 1 │ 0 │  +1 │ FuseOps \n"
+        " tvmgen_defaul…ed_nn_conv2d_add_nn_relu_3 │ 1 │ 0 │  +1 │ FuseOps \n"
+    )
+
+
+def test_kernel_names_are_whole_at_200_columns_and_when_piped() -> None:
+    wide = _render_kernels(200, terminal=True)
+    piped = _render_kernels(40, terminal=False)
+    for text in (wide, piped):
+        for i in range(1, 4):
+            assert f" tvmgen_default_fused_nn_conv2d_add_nn_relu_{i} " in text
+    assert piped == wide
+
+
+def test_an_empty_operator_table_is_not_printed() -> None:
+    assert render(OpDeltaTable([("FuseOps", {})])) == ""
