@@ -96,13 +96,16 @@ RECORD_GRAPH_FIX = "call trace.record_graph(lib) with what relay.build returned"
 
 
 def graph_missing(records: Sequence[PassRecord]) -> bool:
-    """Whether the model was lowered to TIR (a ``relay.build`` or ``relay.vm.compile`` ran:
-    TIR-only modules went through passes) after the last graph recorded, if any: the trace
-    then ends at the last Relay module, without what was built."""
-    lowered = False
+    """Whether a Relay model was lowered to TIR (a ``relay.build`` or ``relay.vm.compile`` ran:
+    TIR-only modules went through passes after Relay ones) after the last graph recorded, if
+    any: the trace then ends at the last Relay module, without what was built. A Relax build
+    (``tvm.compile``) has no graph to record: its TIR passes say nothing of the kind."""
+    relay = lowered = False
     for r in records:
-        if r.ir == "graph_executor":
+        if r.ir == "relay":
+            relay = True
+        elif r.ir == "graph_executor":
             lowered = False
-        elif r.ir in ("tir", "empty"):
+        elif r.ir in ("tir", "empty") and relay:
             lowered = True
     return lowered

@@ -45,7 +45,13 @@ class _OpenPass:
     overhead_at_start: float = 0.0
 
 
-class RelayVizTrace(tvm.instrument.PassInstrument):
+class _PlainAttributes:
+    """A plain Python base: it gives instances the ``__dict__`` that TVM 0.2x's object classes
+    (tvm-ffi, ``__slots__`` all the way down) do not have. TVM's own ``pass_instrument``
+    decorator builds its instruments the same way."""
+
+
+class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     """A pass instrument that records every pass event of a compilation as a trace.
 
     ``out_dir``: where the trace goes. ``None`` (the default) makes a new
@@ -346,6 +352,23 @@ def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[P
         raise RelayVizUsageError(f"{what}: invalid regular expression: {exc}") from None
 
 
+#: What TVM raises for a comparison it cannot make (``tvm.TVMError``; TVM 0.2x: ``tvm.error``'s).
+_TVM_ERRORS = tuple(c for c in (getattr(tvm, "TVMError", None), getattr(getattr(tvm, "error", None), "TVMError", None))
+                    if isinstance(c, type)) + (TypeError, ValueError)
+
+
+def _structural_equal_function() -> Callable[[Any, Any], Any]:
+    found = getattr(tvm.ir, "structural_equal", None)
+    if found is None:  # TVM 0.2x: it moved to tvm-ffi
+        import tvm_ffi
+
+        found = tvm_ffi.structural_equal
+    return found
+
+
+_STRUCTURAL_EQUAL = _structural_equal_function()
+
+
 def _structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
     """``tvm.ir.structural_equal``, or ``None`` when TVM cannot compare the two modules.
 
@@ -353,8 +376,8 @@ def _structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
     have no structural equality registered, and the comparison raises.
     """
     try:
-        return bool(tvm.ir.structural_equal(a, b))
-    except (tvm.TVMError, TypeError, ValueError):
+        return bool(_STRUCTURAL_EQUAL(a, b))
+    except _TVM_ERRORS:
         return None
 
 
