@@ -122,15 +122,23 @@ class PassTable:
         widths = [max([len(str(c.header))] + [len(str(row[i])) for row in rows])
                   for i, c in enumerate(table.columns)]
         room = max(12, options.max_width - (sum(widths) - widths[1]) - _SEPARATOR * (len(widths) - 1))
-        for row in rows:
+        for row, record in zip(rows, self.records):
+            if row[1].cell_len > room:  # deep nesting (Relax pipelines): one space a level, if the name then fits
+                compact = self._name(record, indent=1)
+                if compact.cell_len <= room:
+                    row[1] = compact
             row[1].truncate(room, overflow="ellipsis")
         for row in rows:
             table.add_row(*row)
         yield Group(table)
 
     @staticmethod
-    def _row(r: PassRecord, summary: Optional[Mapping[str, Any]]) -> List[Any]:
-        name = Text("  " * (r.depth - 1) + r.name, style="bold red" if r.error else None)
+    def _name(r: PassRecord, indent: int = 2) -> Text:
+        return Text(" " * indent * (r.depth - 1) + r.name, style="bold red" if r.error else None)
+
+    @classmethod
+    def _row(cls, r: PassRecord, summary: Optional[Mapping[str, Any]]) -> List[Any]:
+        name = cls._name(r)
         if r.error is not None:
             changed = Text("failed", style="bold red")
         elif r.changed is None:

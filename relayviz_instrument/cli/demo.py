@@ -22,8 +22,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                     "relay.build. --relax: a PyTorch model (cnn) or a tvm.relax.frontend.nn one (mlp) through "
                     "the zero pipeline and tvm.compile.")
     parser.add_argument("--relax", action="store_true",
-                        help=f"trace a Relax build; models: {', '.join(RELAX_MODELS)} (default: cnn if PyTorch is "
-                             "installed, else mlp)")
+                        help=f"trace a Relax build (the default on a TVM without Relay); models: "
+                             f"{', '.join(RELAX_MODELS)} (default: cnn if PyTorch is installed, else mlp)")
     parser.add_argument("--model", choices=sorted(set(MODELS) | set(RELAX_MODELS)), default=None,
                         help="default: resnet18 (Relay)")
     parser.add_argument("--out", metavar="DIR", default=None,
@@ -35,9 +35,12 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    import importlib.util
+
     from ..capture import trace_build, trace_compile  # imports TVM
 
-    if args.relax:
+    relax = args.relax or importlib.util.find_spec("tvm.relay") is None
+    if relax:
         name = args.model or ("cnn" if torch_available() else "mlp")
         with console.status(f"making the Relax model {name}"):
             mod = relax_workload(name)
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             progress.update(task, completed=record.index + 1, description=escape(f"{name}: {record.name}"))
 
         options = dict(opt_level=args.opt_level, out_dir=args.out, progress=on_pass, tir=args.tir)
-        if args.relax:
+        if relax:
             _, trace = trace_compile(mod, target=relax_host_target(), **options)
         else:
             _, trace = trace_build(mod, params=params, target=host_target(), **options)
