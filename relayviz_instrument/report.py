@@ -14,7 +14,7 @@ from .diff import GraphDiff
 from .diff_view import DiffView, OpDeltaTable
 from .errors import RelayVizUsageError
 from .pass_diffs import PassDiffs
-from .pipeline import pipeline_op_deltas
+from .pipeline import kernel_delta, pipeline_op_deltas
 from .store import PassRecord
 
 __all__ = ["TraceReport", "report_trace", "changed_passes"]
@@ -71,5 +71,7 @@ def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None) -> T
         assert result is not None
         found.append((record, result))
     diffs.save()
-    deltas = pipeline_op_deltas(trace.records, {r.index: d for r, d in found})
+    kernels = {r.index: kernel_delta(diffs.document(r.before), diffs.document(r.after))
+               for r, _ in found if r.ir == "relax"}
+    deltas = pipeline_op_deltas(trace.records, {r.index: d for r, d in found}, kernels)
     return TraceReport(trace, found, passes is not None, deltas)

@@ -102,7 +102,7 @@ class TirSerializer:
             "LetStmt": self._let, "Bind": self._let,
             "AttrStmt": self._attr_stmt, "AssertStmt": self._assert,
             "Allocate": self._allocate, "AllocBuffer": self._allocate, "AllocateConst": self._allocate,
-            "DeclBuffer": self._allocate,
+            "DeclBuffer": self._allocate, "BufferRealize": self._realize,
             "Evaluate": self._evaluate,
             "Call": self._call, "IntImm": self._constant, "FloatImm": self._constant,
             "Var": self._var, "SizeVar": self._var, "StringImm": self._string,
@@ -280,6 +280,12 @@ class TirSerializer:
         if type(stmt).__name__ == "DeclBuffer":
             node["declared"] = True
         return _with_body(node, getattr(stmt, "body", None))
+
+    def _realize(self, stmt: Any) -> Expansion:
+        # TVM <= 0.19, before storage flattening: a buffer region made real around a body.
+        node = {"node_kind": "Allocate", **buffer_json(stmt.buffer),
+                "shape": [self.text(r.extent) for r in stmt.bounds], "realize": True}
+        return _with_body(node, stmt.body)
 
     def _evaluate(self, stmt: Any) -> Expansion:
         return Expansion([stmt.value], lambda walk, ids: {"node_kind": "Evaluate", "value": ids[0]})
