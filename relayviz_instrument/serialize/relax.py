@@ -272,6 +272,9 @@ class RelaxSerializer:
         data = getattr(const, "data", None)
         if data is None:
             data = getattr(const, "value", None)
+        if data is not None and type(data).__name__ in ("dtype", "DataType"):
+            # TVM 0.2x: a data type used as a value is a constant holding a dtype (DataTypeImm before).
+            return leaf({"node_kind": "DataTypeImm", "value": str(data)})
         if data is None or not hasattr(data, "shape"):
             return leaf({"node_kind": "Opaque", "type_key": type_key(const)})
         # Passes re-create constants around the same tensor: values and digests are kept per tensor.

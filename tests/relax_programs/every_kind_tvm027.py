@@ -32,5 +32,5 @@ class Module:
             r = R.nn.relu(w)
         s = R.shape([n, 2])
         m = R.match_cast(r, R.Tensor((n,), "float32"))
-        p = R.call_packed("my_func", m, R.prim_value(3), R.str("hi"), ty_args=[R.Object])
+        p = R.call_packed("my_func", m, R.prim_value(3), R.str("hi"), R.dtype("float32"), ty_args=[R.Object])
         return m
