@@ -176,3 +176,47 @@ def build_pipeline() -> Any:
     if hasattr(relax, "get_default_pipeline"):
         return relax.get_default_pipeline(tvm.target.Target("llvm"))
     return relax.pipeline.default_build_pipeline()
+
+
+def add_relu_module(shape: Any = (4, 64)) -> Any:
+    """``relu(x + y)`` built with the BlockBuilder, through the zero pipeline: one fused
+    PrimFunc with two blocks (``T_add``, ``compute``), each under a loop nest."""
+    x, y = relax.Var("x", tensor(list(shape))), relax.Var("y", tensor(list(shape)))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            added = bb.emit(relax.op.add(x, y))
+            out = bb.emit_output(relax.op.nn.relu(added))
+        bb.emit_func_output(out)
+    return relax.get_pipeline("zero")(bb.get())
+
+
+def schedule(func: Any) -> Any:
+    """A TIR schedule of ``func`` and its block getter (TVM 0.2x: s_tir, ``get_sblock``)."""
+    sch = tvm.s_tir.Schedule(func) if NEW_TVM else tvm.tir.Schedule(func)
+    return sch, (sch.get_sblock if NEW_TVM else sch.get_block)
+
+
+def tir_census(func: Any) -> Counter:
+    """TIR statements and loads of a PrimFunc's body by document kind, distinct objects,
+    counted by TVM's own walk (``tir.stmt_functor.post_order_visit``; tvm-ffi's structural
+    walk on TVM 0.2x)."""
+    names = {"For": "For", "Block": "Block", "SBlock": "Block", "BlockRealize": "BlockRealize",
+             "SBlockRealize": "BlockRealize", "BufferStore": "BufferStore", "BufferLoad": "BufferLoad",
+             "TensorLoad": "BufferLoad", "SeqStmt": "SeqStmt", "IfThenElse": "IfThenElse", "Evaluate": "Evaluate",
+             "LetStmt": "LetStmt", "Bind": "LetStmt", "AttrStmt": "AttrStmt", "AssertStmt": "AssertStmt",
+             "Allocate": "Allocate", "AllocBuffer": "Allocate", "DeclBuffer": "Allocate"}
+    seen: Dict[int, str] = {}
+
+    def note(obj: Any) -> None:
+        kind = names.get(type(obj).__name__)
+        if kind is not None:
+            seen[ident(obj)] = kind
+
+    if NEW_TVM:
+        import tvm_ffi
+
+        tvm_ffi.structural_walk(func.body, note)
+    else:
+        tvm.tir.stmt_functor.post_order_visit(func.body, note)
+    return Counter(seen.values())

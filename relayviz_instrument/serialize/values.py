@@ -203,22 +203,27 @@ def dim_value(dim: Any) -> Any:
     return prim_text(dim)
 
 
-#: TIR arithmetic printed infix by :func:`prim_text`, by class name (the same in every TVM).
+#: TIR arithmetic printed infix by :func:`prim_text`, by class name (the same in every TVM),
+#: with its precedence (higher binds tighter), as in Python.
 _INFIX = {
-    "Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "FloorDiv": "//", "FloorMod": "%",
-    "EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "And": "and", "Or": "or",
-    "BitwiseAnd": "&", "BitwiseOr": "|", "BitwiseXor": "^", "LShift": "<<", "RShift": ">>",
+    "Or": ("or", 1), "And": ("and", 2),
+    "EQ": ("==", 3), "NE": ("!=", 3), "LT": ("<", 3), "LE": ("<=", 3), "GT": (">", 3), "GE": (">=", 3),
+    "BitwiseOr": ("|", 4), "BitwiseXor": ("^", 5), "BitwiseAnd": ("&", 6), "LShift": ("<<", 7), "RShift": (">>", 7),
+    "Add": ("+", 8), "Sub": ("-", 8), "Mul": ("*", 9), "Div": ("/", 9), "Mod": ("%", 9),
+    "FloorDiv": ("//", 9), "FloorMod": ("%", 9),
 }
 _CALLED = {"Min": "min", "Max": "max"}
+#: Operators whose right operand needs parentheses at equal precedence (a - (b - c)).
+_LEFT_ONLY = frozenset({"Sub", "Div", "Mod", "FloorDiv", "FloorMod", "LShift", "RShift"})
 
 
 def prim_text(expr: Any) -> str:
     """A TIR expression as short, stable text: ``n * 2``, ``i_0 * 8 + i_1``, ``min(n, 4)``.
 
     TVM's own printer is slow (it builds a whole TVMScript document) and spells constants as
-    ``T.int64(2)``; shapes and indices need neither. The walk is iterative: an index expression
-    nests as deep as the loops around it. Expressions it does not know are kept as TVM prints
-    them, with memory addresses masked.
+    ``T.int64(2)``; shapes and indices need neither. Parentheses appear only where precedence
+    needs them. The walk is iterative: an index expression nests as deep as the loops around
+    it. Expressions it does not know are kept as TVM prints them, with addresses masked.
     """
     out: List[str] = []
     stack: List[Any] = [expr]
@@ -235,11 +240,13 @@ def prim_text(expr: Any) -> str:
         elif isinstance(item, _TIR_VAR) or name in ("Var", "SizeVar"):
             out.append(str(getattr(item, "name", None) or getattr(item, "name_hint", "?")))
         elif name in _INFIX:
-            stack.extend([")", item.b, f" {_INFIX[name]} ", item.a, "("])
+            symbol, level = _INFIX[name]
+            right = _wrapped(item.b, level + (name in _LEFT_ONLY))
+            stack.extend(right[::-1] + [f" {symbol} "] + _wrapped(item.a, level)[::-1])
         elif name in _CALLED:
             stack.extend([")", item.b, ", ", item.a, _CALLED[name] + "("])
         elif name == "Not":
-            stack.extend([")", item.a, "not ("])
+            stack.extend(_wrapped(item.a, 10)[::-1] + ["not "])
         elif name == "Cast":
             stack.extend([")", item.value, f"{prim_dtype(item)}("])
         elif name == "Ramp":
@@ -250,38 +257,29 @@ def prim_text(expr: Any) -> str:
             stack.extend([")", item.false_value, ", ", item.true_value, ", ", item.condition, "select("])
         elif name in ("BufferLoad", "TensorLoad"):
             buffer = getattr(item, "buffer", None) or getattr(item, "source", None)
-            parts: List[Any] = ["]"]
-            for i, index in enumerate(reversed(list(item.indices))):
-                parts.append(index)
-                if i < len(item.indices) - 1:
-                    parts.append(", ")
-            stack.extend(parts + ["[", _buffer_name(buffer)])
+            stack.extend(["]"] + _joined(list(item.indices))[::-1] + ["[", _buffer_name(buffer)])
         elif name == "Call" and hasattr(item, "op") and type(item.op).__name__ == "Op":
-            parts = [")"]
-            for i, arg in enumerate(reversed(list(item.args))):
-                parts.append(arg)
-                if i < len(item.args) - 1:
-                    parts.append(", ")
-            stack.extend(parts + [str(item.op.name) + "("])
+            stack.extend([")"] + _joined(list(item.args))[::-1] + [str(item.op.name) + "("])
         elif isinstance(item, _STRING_IMM):
             out.append(repr(str(item.value)))
         else:
             out.append(_ADDRESS.sub("0x?", str(item)))
-    text = "".join(out)
-    # Only the outermost parentheses of a binary expression go; inner ones keep precedence.
-    if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
-        return text[1:-1]
-    return text
+    return "".join(out)
 
 
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth < 0:
-            return False
-    return depth == 0
+def _wrapped(operand: Any, level: int) -> List[Any]:
+    """An operand in order, in parentheses if it binds looser than ``level``."""
+    infix = _INFIX.get(type(operand).__name__)
+    return ["(", operand, ")"] if infix is not None and infix[1] < level else [operand]
+
+
+def _joined(items: List[Any]) -> List[Any]:
+    out: List[Any] = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(", ")
+        out.append(item)
+    return out
 
 
 def _buffer_name(buffer: Any) -> str:
