@@ -83,7 +83,7 @@ def test_a_primfunc_node_has_its_signature_buffers_and_loops(fused):
     assert blocks["T_add"]["iter_vars"] == [
         {"name": "v_ax0", "kind": "spatial", "min": 0, "extent": 4},
         {"name": "v_ax1", "kind": "spatial", "min": 0, "extent": 64}]
-    assert blocks["T_add"]["reads"] == [f"{p}x[v_ax0, v_ax1]", f"{p}y[v_ax0, v_ax1]"]
+    assert blocks["T_add"]["reads"] == ["x[v_ax0, v_ax1]", "y[v_ax0, v_ax1]"]  # buffers, by their own names
     loops = [(n["loop_var"], n["extent"], n["kind"]) for n in nodes if n["node_kind"] == "For"]
     assert sorted(loops) == [("ax0", 4, "serial"), ("ax1", 64, "serial"), ("i0", 4, "serial"), ("i1", 64, "serial")]
     store = next(n for n in nodes if n["node_kind"] == "BufferStore" and n["buffer"] == out)
