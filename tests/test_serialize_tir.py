@@ -86,7 +86,7 @@ def test_a_primfunc_node_has_its_signature_buffers_and_loops(fused):
     assert blocks["T_add"]["reads"] == ["x[v_ax0, v_ax1]", "y[v_ax0, v_ax1]"]  # buffers, by their own names
     loops = [(n["loop_var"], n["extent"], n["kind"]) for n in nodes if n["node_kind"] == "For"]
     assert sorted(loops) == [("ax0", 4, "serial"), ("ax1", 64, "serial"), ("i0", 4, "serial"), ("i1", 64, "serial")]
-    store = next(n for n in nodes if n["node_kind"] == "BufferStore" and n["buffer"] == out)
+    store = next(n for n in nodes if n["node_kind"] == "BufferStore" and n["buffer"] == f"{RELU}_intermediate")
     value = nodes[store["value"]]
     assert nodes[value["op"]]["name"] == "tir.max"
 
