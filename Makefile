@@ -53,6 +53,7 @@ bench: setup
 	$(PY) benchmarks/bench_serialize.py
 	$(PY) benchmarks/bench_capture.py
 	$(PY) benchmarks/bench_diff.py
+	$(PY_RELAX) benchmarks/bench_relax.py
 
 fuzz: setup
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -m "not slow" tests/test_format.py $(PYTEST_ARGS)
