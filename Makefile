@@ -1,10 +1,17 @@
 # Two commands do all the set-up on a fresh machine: `make demo` and `make test`.
-# Both create the development environment (.venv) first when it is missing or stale.
+# Both create the development environments first when they are missing or stale:
+#   .venv        the Relay leg: Python 3.10, hhb-tvm (TVM 0.16, with Relay and an early Relax)
+#   .venv-relax  the Relax leg: Python 3.11, apache-tvm 0.27 (Relax, no Relay) and PyTorch 2.13 (CPU)
 
 VENV      := .venv
 PY        := $(VENV)/bin/python
 STAMP     := $(VENV)/.installed
 # Relay exists only in TVM <= 0.19; its PyPI build (hhb-tvm, TVM 0.16) has wheels for CPython 3.8 and 3.10.
+VENV_RELAX  := .venv-relax
+PY_RELAX    := $(VENV_RELAX)/bin/python
+STAMP_RELAX := $(VENV_RELAX)/.installed
+# apache-tvm 0.27 has wheels for CPython 3.10+; the CPU torch 2.13.0 wheel on this machine is for 3.11.
+RELAX_PYTHON_VERSION := 3.11
 PYTEST_ARGS ?=
 SHELL       := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -13,7 +20,7 @@ QUIET_PIP   := { grep -v "is ignored: it is neither a file nor a directory" || t
 
 .PHONY: setup system-packages demo test bench fuzz schema web clean
 
-setup: $(STAMP) system-packages
+setup: $(STAMP) $(STAMP_RELAX) system-packages
 
 # --- Debian packages the tests use -------------------------------------------------------------
 # GraphViz's dot renders `relayviz export --to svg`; the browser tests (the HTML report, and the
@@ -36,11 +43,25 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt requirements-relay.txt
 	$(PY) -c "import tvm, tvm.relay, relayviz_instrument; print('tvm', tvm.__version__, 'with Relay: ok')"
 	@touch $(STAMP)
 
+$(STAMP_RELAX): setup.cfg pyproject.toml constraints-relax.txt requirements-relax.txt
+	@test -x $(PY_RELAX) || { py="$$(tools/find-python $(RELAX_PYTHON_VERSION))"; echo "creating $(VENV_RELAX) with $$py"; "$$py" -m venv $(VENV_RELAX); }
+	$(PY_RELAX) -m pip install --quiet -c constraints-relax.txt -r requirements-relax.txt -e ".[test,all]" 2>&1 | $(QUIET_PIP)
+	$(PY_RELAX) -c "import tvm, tvm.relax, torch, relayviz_instrument; print('tvm', tvm.__version__, 'with Relax, torch', torch.__version__ + ': ok')"
+	@touch $(STAMP_RELAX)
+
 demo: setup
 	$(VENV)/bin/relayviz demo
 
+# The suite runs in both legs (tests that need one IR are skipped, with the reason, in the
+# other); the last lines say how many tests ran in each.
 test: setup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@logs="$$(mktemp -d)"; status=0; \
+	echo "== Relay leg ($(VENV)) =="; \
+	$(PY) -m pytest $(PYTEST_ARGS) 2>&1 | tee "$$logs/relay" || status=1; \
+	echo "== Relax leg ($(VENV_RELAX)) =="; \
+	$(PY_RELAX) -m pytest $(PYTEST_ARGS) 2>&1 | tee "$$logs/relax" || status=1; \
+	PYTHON=$(PY) tools/test-legs-summary "Relay=$$logs/relay" "Relax=$$logs/relax"; \
+	rm -rf "$$logs"; exit $$status
 
 # Long runs, kept out of `make test`.
 bench: setup
@@ -49,6 +70,7 @@ bench: setup
 	$(PY) benchmarks/bench_diff.py
 	$(PY) benchmarks/bench_html.py
 	$(PY) benchmarks/bench_export.py
+	$(PY_RELAX) benchmarks/bench_relax.py
 
 # Rebuild the HTML report's viewer (relayviz_instrument/html_report/assets/) from web/ with the
 # npm packages pinned in web/package-lock.json. The built files are committed: pip needs no npm.
@@ -63,4 +85,4 @@ schema: setup
 	$(PY) -c "from relayviz_instrument.format.schema import write_schema; write_schema()"
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache relayviz-trace test-artifacts
+	rm -rf $(VENV) $(VENV_RELAX) build *.egg-info .pytest_cache relayviz-trace test-artifacts

@@ -34,13 +34,14 @@ from .store import PassRecord, Trace, load_trace
 from .trace_view import PassTable, TraceOverview, TraceSummary, show_trace
 
 if TYPE_CHECKING:  # imported lazily at run time (they import TVM): see __getattr__
-    from .capture import RelayVizTrace, trace_build
+    from .capture import RelayVizTrace, trace_build, trace_compile
 
 __all__ = [
     "__version__",
     # capture
     "RelayVizTrace",
     "trace_build",
+    "trace_compile",
     # serialize and the format
     "to_relayviz",
     "dumps",
@@ -94,7 +95,7 @@ __all__ = [
     "TraceIncompleteWarning",
 ]
 
-_LAZY = {"RelayVizTrace": "capture", "trace_build": "capture"}
+_LAZY = {"RelayVizTrace": "capture", "trace_build": "capture", "trace_compile": "capture"}
 
 
 def __getattr__(name: str) -> object:  # PEP 562: TVM is imported only when the instrument is asked for

@@ -136,7 +136,15 @@ def workload(name: str) -> Workload:
         from .errors import RelayVizUsageError
 
         raise RelayVizUsageError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)}") from None
-    return make()
+    try:
+        return make()
+    except ImportError as exc:
+        from .errors import RelayVizDependencyError
+
+        raise RelayVizDependencyError(
+            f"model {name!r} comes from tvm.relay.testing, and this TVM has no Relay ({exc}): install a TVM with "
+            "Relay (TVM <= 0.19, e.g. hhb-tvm==3.2.3 on Python 3.10), or trace a Relax model "
+            "(relayviz demo --relax)") from None
 
 
 def host_target() -> str:

@@ -20,13 +20,13 @@ And where the module changed between two recorded events, outside any pass the t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .diff import GraphDiff
 from .store import PassRecord
 
 __all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "Credit", "credits", "own_op_deltas",
-           "pipeline_op_deltas", "PIPELINE", "FINISHING", "SCRATCH"]
+           "pipeline_op_deltas", "PIPELINE", "FINISHING", "SCRATCH", "KERNEL_CALLS", "kernel_counts", "kernel_delta"]
 
 PIPELINE, FINISHING, SCRATCH = "pipeline", "finishing", "scratch"
 
@@ -159,10 +159,11 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
     return roles, gaps
 
 
-def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff]
-                       ) -> List[Tuple[str, Dict[str, int]]]:
+def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff],
+                       kernels: Optional[Mapping[int, Mapping[str, int]]] = None) -> List[Tuple[str, Dict[str, int]]]:
     """``(pass name, op delta)`` for :class:`OpDeltaTable`: what each pass on the pipeline did
-    itself (:func:`own_op_deltas`), from the ``diffs`` of some of the ``records`` by index.
+    itself (:func:`own_op_deltas`), from the ``diffs`` of some of the ``records`` by index,
+    with the :func:`kernel_delta` of each in ``kernels`` (Relax: calls of each TIR kernel).
 
     Passes off the pipeline (:func:`pipeline_events`) are left out; with every changed pass
     on it diffed, the deltas sum to the change from the first snapshot to the last.
@@ -176,5 +177,47 @@ def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphD
         parent = r.parent
         while parent is not None and not (parent in diffs and parent in on):
             parent = by_index[parent].parent if parent in by_index else None
-        rows.append((r.index, parent, r.name, diffs[r.index].op_delta))
+        delta = dict(diffs[r.index].op_delta)
+        for kernel, count in (kernels or {}).get(r.index, {}).items():
+            delta[kernel] = delta.get(kernel, 0) + count
+        rows.append((r.index, parent, r.name, delta))
     return own_op_deltas(rows)
+
+
+#: Relax operators whose first argument names what they call: a PrimFunc (a ``GlobalVar``) or
+#: a packed function (an ``ExternFunc``).
+KERNEL_CALLS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_tir_with_grad",
+                          "relax.call_dps_packed"})
+
+
+def kernel_counts(doc: Mapping[str, Any]) -> Dict[str, int]:
+    """Calls of each kernel in a document: ``{"relax.call_tir @fused_add_relu": 2, ...}``.
+
+    The operator counts of a diff say how many ``relax.call_tir`` calls a pass added; these
+    say which kernels they call. Documents of other dialects have none.
+    """
+    nodes = doc["nodes"]
+    counts: Dict[str, int] = {}
+    for node in nodes:
+        if node.get("node_kind") != "Call" or not node.get("args"):
+            continue
+        op = nodes[node["op"]]
+        if op.get("node_kind") != "Op" or op.get("name") not in KERNEL_CALLS:
+            continue
+        callee = nodes[node["args"][0]]
+        name = callee.get("name") if callee.get("node_kind") == "GlobalVar" else callee.get("global_symbol")
+        if isinstance(name, str):
+            key = f"{op['name']} @{name}"
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def kernel_delta(before: Mapping[str, Any], after: Mapping[str, Any]) -> Dict[str, int]:
+    """Kernel calls added minus removed from ``before`` to ``after`` (see :func:`kernel_counts`).
+
+    Counts suffice: per kernel, the difference of the counts is what a pass added less what it
+    removed, as the diff's operator counts are per operator.
+    """
+    a, b = kernel_counts(before), kernel_counts(after)
+    return {k: b.get(k, 0) - a.get(k, 0) for k in sorted(set(a) | set(b)) if b.get(k, 0) != a.get(k, 0)}
+

@@ -21,7 +21,7 @@ from .diff import GraphDiff
 from .diff_view import DiffView, OpDeltaTable
 from .errors import RelayVizUsageError
 from .pass_diffs import PassDiffs
-from .pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, pipeline_op_deltas
+from .pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, kernel_delta, pipeline_op_deltas
 from .store import PassRecord
 
 __all__ = ["TraceReport", "PassChange", "report_trace", "changed_passes"]
@@ -154,7 +154,10 @@ def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None, *,
             else:
                 for (_, _, untyped), part in zip(own.parts, diffs.credited_diffs(own)):
                     found.append(PassChange(record, part, role, _note(record, role, by_index), untyped))
-        deltas = pipeline_op_deltas(members, {i: d for i, d in full.items() if roles.get(i, PIPELINE) == PIPELINE})
+        on_pipeline = {i: d for i, d in full.items() if roles.get(i, PIPELINE) == PIPELINE}
+        kernels = {i: kernel_delta(diffs.document(by_index[i].before), diffs.document(by_index[i].after))
+                   for i in on_pipeline if by_index[i].ir == "relax"}
+        deltas = pipeline_op_deltas(members, on_pipeline, kernels)
         reports.append(BuildReport(build.number, build.label(), found, deltas))
     diffs.save()
     return TraceReport(trace, reports, pattern is not None)

@@ -169,8 +169,11 @@ class PassTable:
             room = max(_MIN_NAME, room)
             for row in cells:
                 name: Text = row[1]
-                indent = len(name.plain) - len(name.plain.lstrip(" "))
-                short = shorten(name.plain[indent:], max(4, room - indent))
+                if name.cell_len <= room:
+                    continue
+                depth_indent = len(name.plain) - len(name.plain.lstrip(" "))
+                indent = depth_indent // 2 if name.cell_len - depth_indent // 2 <= room else depth_indent
+                short = shorten(name.plain[depth_indent:], max(4, room - indent))  # deep nesting: one space a level
                 row[1] = Text(" " * indent + short, style=name.style)
         else:
             options = options.update(max_width=max(options.max_width, sum(widths) + _SEPARATOR * len(widths)))

@@ -1,14 +1,23 @@
-"""Shared fixtures: real models from tvm.relay.testing, built once per session.
+"""Shared fixtures: real models from tvm.relay.testing, built once per session; and the two
+environments the suite runs in.
 
 Building is the expensive part (relay.build of a ResNet-18 takes 10-20 s here), so every
 built artefact is session-scoped and shared by all test modules. Add area-specific fixtures
 in the test module that uses them.
+
+The suite runs twice (``make test``): in ``.venv`` on a TVM with Relay (hhb-tvm, TVM 0.16, which
+also has a Relax) and in ``.venv-relax`` on a TVM without Relay (apache-tvm 0.2x, with
+PyTorch). Tests that need Relay are skipped in the second, with the reason, however they
+import it (at module level or inside a test or fixture); tests that need Relax, PyTorch or
+``tvm.compile`` say so with the markers below.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
-from typing import Any, Dict, Tuple
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -68,3 +77,100 @@ def resnet18_traced(resnet18: Tuple[Any, Dict[str, Any]], tmp_path_factory: pyte
     mod, params = resnet18
     return trace_build(mod, params=params, target="llvm", opt_level=3,
                        out_dir=tmp_path_factory.mktemp("resnet18") / "trace")
+
+
+# -- two environments: a Relay TVM (hhb-tvm, TVM 0.16) and a Relax-only TVM (apache-tvm 0.2x) ----
+
+#: Whether the installed TVM has each IR, and PyTorch (for models exported from it).
+HAS_RELAY = importlib.util.find_spec("tvm.relay") is not None
+HAS_RELAX = importlib.util.find_spec("tvm.relax") is not None
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def _tvm_version() -> str:
+    import tvm
+
+    return str(getattr(tvm, "__version__", "unknown"))
+
+
+def _needs_relay_reason(api: str = "Relay") -> str:
+    return (f"needs {api}, which this TVM ({_tvm_version()}) does not have (Relay and its graph executor "
+            "ended with TVM 0.19; the .venv leg runs it)")
+
+
+def _relay_era_api(exc: BaseException) -> Optional[str]:
+    """The Relay-era TVM API whose absence raised ``exc`` (``from tvm import relay``,
+    ``tvm.contrib.graph_executor``, ``tvm.nd``), or None for any other error."""
+    text = str(exc)
+    if isinstance(exc, ImportError):
+        if "tvm.relay" in text or "'relay' from 'tvm'" in text:
+            return "Relay"
+        if "graph_executor" in text:
+            return "the graph executor (tvm.contrib.graph_executor)"
+    if isinstance(exc, AttributeError) and "module 'tvm' has no attribute 'nd'" in text:
+        return "tvm.nd"
+    return None
+
+
+class _RelayOptionalModule(pytest.Module):
+    """A test module that imports Relay at module level is skipped, with its reason, on a TVM
+    without Relay, instead of failing collection. Only the test module's own import counts: an
+    ImportError raised inside relayviz_instrument is a bug and still fails."""
+
+    def _getobj(self):  # pytest's own hook point for importing the module
+        try:
+            return super()._getobj()
+        except self.CollectError as exc:
+            cause = exc.__cause__
+            if not HAS_RELAY and cause is not None and _relay_era_api(cause) \
+                    and not _raised_in_package(cause):
+                raise pytest.skip.Exception(f"{self.path.name} {_needs_relay_reason()}",
+                                            allow_module_level=True) from None
+            raise
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: Any) -> Any:
+    if module_path.name.startswith("test_"):
+        return _RelayOptionalModule.from_parent(parent, path=module_path)
+    return None
+
+
+def _raised_in_package(exc: BaseException) -> bool:
+    """Whether the ImportError came from an import statement inside relayviz_instrument
+    (the package must import on every TVM; only serialize/relay.py may need Relay)."""
+    tb = exc.__traceback__
+    last_ours = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if "relayviz_instrument" + os.sep in filename and os.sep + "tests" + os.sep not in filename:
+            last_ours = filename
+        elif os.sep + "tests" + os.sep in filename:
+            last_ours = None
+        tb = tb.tb_next
+    return last_ours is not None and not last_ours.endswith(os.path.join("serialize", "relay.py"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    """A test (or fixture) that uses Relay or another Relay-era API inside its body is reported
+    as skipped, with the reason, on a TVM without Relay; any other failure stays a failure."""
+    outcome = yield
+    report = outcome.get_result()
+    excinfo = call.excinfo
+    api = _relay_era_api(excinfo.value) if excinfo is not None else None
+    if not HAS_RELAY and report.failed and api and not _raised_in_package(excinfo.value):
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, "Skipped: " + _needs_relay_reason(api))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    import sys
+
+    irs = [name for name, present in (("Relay", HAS_RELAY), ("Relax", HAS_RELAX)) if present]
+    return (f"TVM {_tvm_version()} ({', '.join(irs) or 'no Relay, no Relax'}), Python {sys.version.split()[0]}"
+            + (", PyTorch" if HAS_TORCH else ""))
+
+
+#: ``@needs_relax`` / ``@needs_torch`` / ``@needs_tvm_compile``: skip, with the reason, where absent.
+needs_relax = pytest.mark.skipif(not HAS_RELAX, reason="needs a TVM with Relax")
+needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs PyTorch (installed in the .venv-relax leg)")

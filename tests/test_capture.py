@@ -192,8 +192,9 @@ def test_tir_option_snapshots_primfunc_modules(tmp_path):
     assert tir and all(r.before is not None for r in tir)
     doc = trace.snapshot(tir[0].before)
     kinds = {n["node_kind"] for n in doc["nodes"]}
-    assert kinds == {"PrimFunc"}
-    assert all(n["digest"].startswith("sha256:") and n["signature"] for n in doc["nodes"])
+    prims = [n for n in doc["nodes"] if n["node_kind"] == "PrimFunc"]
+    assert prims and all(n["signature"] and "body" in n for n in prims)
+    assert {"For", "BufferStore", "BufferLoad"} <= kinds and "Opaque" not in kinds  # statements (format 1.2)
 
 
 # -- failures: the compilation always goes on ------------------------------------------------

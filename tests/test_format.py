@@ -299,7 +299,7 @@ def test_cli_validate_accepts_a_serialized_model(tmp_path: Path) -> None:
     path.write_bytes(dumps(mod, indent=True))
     result = _relayviz("validate", str(path))
     assert result.returncode == 0 and result.stderr == ""
-    assert result.stdout.startswith(f"valid   {path}: RelayViz 1.1, ")
+    assert result.stdout.startswith(f"valid   {path}: RelayViz {fmt.VERSION[0]}.{fmt.VERSION[1]}, ")
 
 
 # --------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
     instrument.py   RelayVizTrace: TVM's callbacks -> pass records, snapshots through the sink
     policy.py       SnapshotPolicy: reuse the previous snapshot or take a new one
-    build.py        trace_build: relay.build under a new trace, with its graph recorded
+    build.py        trace_build: relay.build under a new trace, with its graph recorded;
+                    trace_compile: a Relax pipeline and tvm.compile under a new trace
 
 Use it as any TVM pass instrument::
 
@@ -14,8 +15,8 @@ Use it as any TVM pass instrument::
 
 from __future__ import annotations
 
-from .build import trace_build
+from .build import compile_relax, trace_build, trace_compile
 from .instrument import RelayVizTrace
 from .policy import Snapshot, SnapshotPolicy
 
-__all__ = ["RelayVizTrace", "trace_build", "SnapshotPolicy", "Snapshot"]
+__all__ = ["RelayVizTrace", "trace_build", "trace_compile", "compile_relax", "SnapshotPolicy", "Snapshot"]

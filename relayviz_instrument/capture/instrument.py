@@ -27,6 +27,7 @@ from .._version import __version__
 from ..errors import (RelayVizDependencyError, RelayVizSerializeError, RelayVizTraceError, RelayVizUsageError,
                       TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
+from ..serialize.values import object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .policy import Snapshot, SnapshotPolicy
 
@@ -45,7 +46,13 @@ class _OpenPass:
     overhead_at_start: float = 0.0
 
 
-class RelayVizTrace(tvm.instrument.PassInstrument):
+class _PlainAttributes:
+    """A plain Python base: it gives instances the ``__dict__`` that TVM 0.2x's object classes
+    (tvm-ffi, ``__slots__`` all the way down) do not have. TVM's own ``pass_instrument``
+    decorator builds its instruments the same way."""
+
+
+class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     """A pass instrument that records every pass event of a compilation as a trace.
 
     ``out_dir``: where the trace goes. ``None`` (the default) makes a new
@@ -365,6 +372,25 @@ def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[P
         raise RelayVizUsageError(f"{what}: invalid regular expression: {exc}") from None
 
 
+#: What TVM raises for a comparison it cannot make (``tvm.TVMError``; TVM 0.2x: ``tvm.error``'s).
+_TVM_ERRORS = tuple(c for c in (getattr(tvm, "TVMError", None), getattr(getattr(tvm, "error", None), "TVMError", None))
+                    if isinstance(c, type)) + (TypeError, ValueError)
+
+
+def _structural_equal_function() -> Callable[[Any, Any], Any]:
+    found = getattr(tvm.ir, "structural_equal", None)
+    if found is None:  # TVM 0.2x: it moved to tvm-ffi
+        import tvm_ffi
+
+        found = tvm_ffi.structural_equal
+    return found
+
+
+_STRUCTURAL_EQUAL = _structural_equal_function()
+#: The base class of TVM's objects (``tvm.runtime.Object``; tvm-ffi's ``Object`` on TVM 0.2x).
+_OBJECT: Any = getattr(tvm.runtime, "Object", object)
+
+
 def _structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
     """``tvm.ir.structural_equal``, or ``None`` when TVM cannot compare the two modules.
 
@@ -381,18 +407,26 @@ def _structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
     if a.attrs is not None or b.attrs is not None:
         return _functions_equal(a, b) if _same_attrs(a, b) else None
     try:
-        return bool(tvm.ir.structural_equal(a, b))
-    except (tvm.TVMError, TypeError, ValueError):
+        return bool(_STRUCTURAL_EQUAL(a, b))
+    except _TVM_ERRORS:
         return None
 
 
 def _functions_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
     """Structural equality of the functions and type definitions of two modules, not their attributes."""
+    def bare(mod: tvm.IRModule) -> tvm.IRModule:
+        types = _type_definitions(mod)
+        return tvm.IRModule(mod.functions, types) if types is not None else tvm.IRModule(mod.functions)
+
     try:
-        return bool(tvm.ir.structural_equal(tvm.IRModule(a.functions, a.type_definitions),
-                                            tvm.IRModule(b.functions, b.type_definitions)))
-    except (tvm.TVMError, TypeError, ValueError):
+        return bool(_STRUCTURAL_EQUAL(bare(a), bare(b)))
+    except _TVM_ERRORS:
         return None
+
+
+def _type_definitions(mod: tvm.IRModule) -> Any:
+    """A module's ADT definitions (Relay); ``None`` on TVMs whose modules have none (0.2x)."""
+    return getattr(mod, "type_definitions", None)
 
 
 def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:
@@ -408,8 +442,8 @@ def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:
 def _identical(x: Any, y: Any) -> bool:
     """The same TVM object (by address: ``Type.same_as`` recurses forever in TVM 0.16), or equal
     plain values."""
-    if isinstance(x, tvm.runtime.Object) and isinstance(y, tvm.runtime.Object):
-        return bool(x.handle.value == y.handle.value)
+    if isinstance(x, _OBJECT) and isinstance(y, _OBJECT):
+        return bool(object_key(x) == object_key(y))
     return type(x) is type(y) and x == y
 
 
@@ -424,7 +458,9 @@ def _same_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
         other = theirs.get(str(gvar.name_hint))
         if other is None or not _identical(func, other):
             return False
-    types_a, types_b = a.type_definitions, b.type_definitions
+    types_a, types_b = _type_definitions(a), _type_definitions(b)
+    if types_a is None or types_b is None:
+        return types_a is None and types_b is None
     if len(types_a) != len(types_b):
         return False
     theirs_types = {str(g.name_hint): d for g, d in types_b.items()}

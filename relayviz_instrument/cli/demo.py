@@ -1,4 +1,5 @@
-"""``relayviz demo``: trace relay.build of a built-in model and print what each pass did."""
+"""``relayviz demo``: trace relay.build of a built-in model (``--relax``: a Relax pipeline and
+tvm.compile) and print what each pass did."""
 
 from __future__ import annotations
 
@@ -9,39 +10,60 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ..models import MODELS, host_target, workload
+from ..relax_models import RELAX_MODELS, relax_host_target, relax_workload, torch_available
 from ..trace_view import show_trace
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     parser = sub.add_parser(
-        "demo", help="trace relay.build of a built-in model",
-        description="Build a model from tvm.relay.testing for this machine's CPU under RelayVizTrace, "
-                    "then print the pass-by-pass table and where the trace was written.")
-    parser.add_argument("--model", choices=sorted(MODELS), default="resnet18", help="default: resnet18")
+        "demo", help="trace relay.build (or, with --relax, tvm.compile) of a built-in model",
+        description="Build a model for this machine's CPU under RelayVizTrace, then print the pass-by-pass "
+                    "table and where the trace was written. Relay: a model from tvm.relay.testing through "
+                    "relay.build. --relax: a PyTorch model (cnn) or a tvm.relax.frontend.nn one (mlp) through "
+                    "the zero pipeline and tvm.compile.")
+    parser.add_argument("--relax", action="store_true",
+                        help=f"trace a Relax build (the default on a TVM without Relay); models: "
+                             f"{', '.join(RELAX_MODELS)} (default: cnn if PyTorch is installed, else mlp)")
+    parser.add_argument("--model", choices=sorted(set(MODELS) | set(RELAX_MODELS)), default=None,
+                        help="default: resnet18 (Relay)")
     parser.add_argument("--out", metavar="DIR", default=None,
                         help="trace directory (default: a new relayviz-trace/<timestamp>/)")
     parser.add_argument("--opt-level", type=int, default=3, choices=range(0, 5), metavar="N",
                         help="PassContext opt_level (default: 3)")
+    parser.add_argument("--tir", action="store_true", help="also snapshot the TIR passes (RelayVizTrace(tir=True))")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    from ..capture import trace_build  # imports TVM
+    import importlib.util
 
-    with console.status(f"loading {args.model} from tvm.relay.testing"):
-        mod, params = workload(args.model)
-    progress = Progress(SpinnerColumn(), TextColumn("[bold]relay.build[/] {task.description}"),
+    from ..capture import trace_build, trace_compile  # imports TVM
+
+    relax = args.relax or importlib.util.find_spec("tvm.relay") is None
+    if relax:
+        name = args.model or ("cnn" if torch_available() else "mlp")
+        with console.status(f"making the Relax model {name}"):
+            mod = relax_workload(name)
+        what = "tvm.compile"
+    else:
+        name = args.model or "resnet18"
+        with console.status(f"loading {name} from tvm.relay.testing"):
+            mod, params = workload(name)
+        what = "relay.build"
+    progress = Progress(SpinnerColumn(), TextColumn(f"[bold]{what}[/] {{task.description}}"),
                         BarColumn(bar_width=None), TextColumn("{task.completed} pass events"),
                         TimeElapsedColumn(), console=console, transient=True)
     with progress:
-        task = progress.add_task(args.model, total=None)
+        task = progress.add_task(name, total=None)
 
         def on_pass(record):  # called by the instrument as each pass ends
-            progress.update(task, completed=record.index + 1,
-                            description=escape(f"{args.model}: {record.name}"))
+            progress.update(task, completed=record.index + 1, description=escape(f"{name}: {record.name}"))
 
-        _, trace = trace_build(mod, params=params, target=host_target(), opt_level=args.opt_level,
-                               out_dir=args.out, progress=on_pass)
+        options = dict(opt_level=args.opt_level, out_dir=args.out, progress=on_pass, tir=args.tir)
+        if relax:
+            _, trace = trace_compile(mod, target=relax_host_target(), **options)
+        else:
+            _, trace = trace_build(mod, params=params, target=host_target(), **options)
     console.print(show_trace(trace))
     console.print(f"\nNext: [bold]relayviz report {escape(str(trace.path))}[/] shows what each pass did, "
                   "node by node.", soft_wrap=True)

@@ -12,7 +12,7 @@ __all__ = ["FORMAT", "VERSION", "SMALL_TENSOR_ELEMENTS", "new_document", "encode
 
 FORMAT = "relayviz"
 #: The version this package writes. Readers accept any 1.x; unknown kinds of a newer 1.x are kept.
-VERSION: Tuple[int, int] = (1, 1)
+VERSION: Tuple[int, int] = (1, 2)
 
 #: Tensor constants with at most this many elements carry their values (``array_value``);
 #: larger ones carry their shape and a content digest, unless full values are asked for.

@@ -20,6 +20,9 @@ __all__ = [
     "EXPR_KINDS",
     "CALLABLE_KINDS",
     "PATTERN_KINDS",
+    "BLOCK_KINDS",
+    "BINDING_KINDS",
+    "STMT_KINDS",
     "FUNCTION_KINDS",
     "TARGET_GROUPS",
     "TYPE_KINDS",
@@ -45,6 +48,8 @@ class FieldKind(enum.Enum):
     VALUE = "value"  # a constant's value: scalar, small array or digest
     STRS = "strs"  # a list of strings
     SIGNATURE = "signature"  # a PrimFunc's parameters: [{"name", "dtype", "shape"?}]
+    TYPES = "types"  # a list of type objects
+    DIM = "dim"  # one dimension or TIR value: an integer, or its text ("n", "i_0 * 8 + i_1")
     ANY = "any"
 
 
@@ -82,6 +87,7 @@ def _f(name: str, kind: FieldKind, required: bool = True, targets: Optional[str]
 
 
 _V11 = (1, 1)
+_V12 = (1, 2)
 _R, _RS, _RM = FieldKind.REF, FieldKind.REFS, FieldKind.REF_MAP
 _TYPE = FieldKind.TYPE
 
@@ -94,6 +100,7 @@ KIND_LIST: Tuple[NodeKind, ...] = (
         _f("attrs", FieldKind.ATTRS, required=False, since=_V11),
         _f("type_params", FieldKind.STRS, required=False, since=_V11),
         _f("virtual_device", FieldKind.ATTRS, required=False, since=_V11),
+        _f("pure", FieldKind.BOOL, required=False, since=_V12),
     ), (1, 0), "a function: parameters, body, return type; attrs such as Primitive or Composite"),
     NodeKind("Var", (
         _f("name", FieldKind.STR),
@@ -102,6 +109,7 @@ KIND_LIST: Tuple[NodeKind, ...] = (
         _f("type", _TYPE, required=False, since=_V11),
         _f("virtual_device", FieldKind.ATTRS, required=False, since=_V11),
         _f("graph", FieldKind.ATTRS, required=False, since=_V11),
+        _f("dataflow", FieldKind.BOOL, required=False, since=_V12),
     ), (1, 0), "a variable; tensor-typed ones carry dtype and shape, others a type object"),
     NodeKind("Call", (
         _f("op", _R, targets="callable"),
@@ -109,6 +117,7 @@ KIND_LIST: Tuple[NodeKind, ...] = (
         _f("attrs", FieldKind.ATTRS, required=False, since=_V11),
         _f("type", _TYPE, required=False, since=_V11),
         _f("graph", FieldKind.ATTRS, required=False, since=_V11),
+        _f("sinfo_args", FieldKind.TYPES, required=False, since=_V12),
     ), (1, 0), "a call of an operator, a function, a global or a constructor"),
     NodeKind("Op", (
         _f("name", FieldKind.STR),
@@ -190,22 +199,144 @@ KIND_LIST: Tuple[NodeKind, ...] = (
         _f("signature", FieldKind.SIGNATURE),
         _f("digest", FieldKind.STR, required=False),
         _f("attrs", FieldKind.ATTRS, required=False),
-    ), _V11, "a TIR PrimFunc, as one node: name, parameter signature and a digest of its body"),
+        _f("body", _R, required=False, targets="stmt", since=_V12),
+    ), _V11, "a TIR PrimFunc: name, parameter signature, attributes; its body's digest or (1.2) statements"),
     NodeKind("Opaque", (
         _f("type_key", FieldKind.STR),
         _f("text", FieldKind.STR, required=False),
     ), _V11, "an IR object this version does not model, kept by its TVM type key"),
+    # --- extensions of 1.2: Relax ----------------------------------------------------------
+    NodeKind("SeqExpr", (
+        _f("blocks", _RS, targets="block"),
+        _f("body", _R, targets="expr"),
+        _f("type", _TYPE, required=False),
+    ), _V12, "Relax: binding blocks run in order, then the body is the value"),
+    NodeKind("BindingBlock", (
+        _f("bindings", _RS, targets="binding"),
+    ), _V12, "Relax: bindings that may have side effects or control flow"),
+    NodeKind("DataflowBlock", (
+        _f("bindings", _RS, targets="binding"),
+    ), _V12, "Relax: pure bindings without control flow (R.dataflow())"),
+    NodeKind("VarBinding", (
+        _f("var", _R, targets="var"),
+        _f("value", _R, targets="expr"),
+    ), _V12, "Relax: var = value"),
+    NodeKind("MatchCast", (
+        _f("var", _R, targets="var"),
+        _f("value", _R, targets="expr"),
+        _f("type", _TYPE),
+    ), _V12, "Relax: var = R.match_cast(value, type), binding the type's symbolic variables"),
+    NodeKind("ExternFunc", (
+        _f("global_symbol", FieldKind.STR),
+        _f("type", _TYPE, required=False),
+    ), _V12, "Relax: a function outside the module, by symbol (R.call_packed's callee)"),
+    NodeKind("ShapeExpr", (
+        _f("values", FieldKind.SHAPE),
+        _f("type", _TYPE, required=False),
+    ), _V12, "Relax: a shape value, R.shape([n, 4])"),
+    NodeKind("PrimValue", (
+        _f("value", FieldKind.DIM),
+        _f("dtype", FieldKind.STR),
+    ), _V12, "Relax: a scalar TIR value used as a Relax value, R.prim_value(3)"),
+    NodeKind("StringImm", (
+        _f("value", FieldKind.STR),
+    ), _V12, "a string value, R.str(\"...\") (also a TIR string)"),
+    NodeKind("DataTypeImm", (
+        _f("value", FieldKind.STR),
+    ), _V12, "Relax: a data type used as a value, R.dtype(\"float32\")"),
+    # --- extensions of 1.2: TIR statements (a PrimFunc's body) ----------------------------
+    NodeKind("For", (
+        _f("loop_var", FieldKind.STR),
+        _f("min", FieldKind.DIM),
+        _f("extent", FieldKind.DIM),
+        _f("kind", FieldKind.STR),
+        _f("body", _R, targets="stmt"),
+        _f("thread", FieldKind.STR, required=False),
+        _f("step", FieldKind.DIM, required=False),
+        _f("annotations", FieldKind.ATTRS, required=False),
+    ), _V12, "TIR: a loop; kind serial, parallel, vectorized, unrolled or thread_binding"),
+    NodeKind("While", (
+        _f("condition", FieldKind.DIM),
+        _f("body", _R, targets="stmt"),
+    ), _V12, "TIR: a while loop"),
+    NodeKind("Block", (
+        _f("name", FieldKind.STR),
+        _f("iter_vars", FieldKind.ANY),
+        _f("reads", FieldKind.STRS),
+        _f("writes", FieldKind.STRS),
+        _f("body", _R, targets="stmt"),
+        _f("init", _R, required=False, targets="stmt"),
+        _f("alloc_buffers", FieldKind.ANY, required=False),
+        _f("match_buffers", FieldKind.ANY, required=False),
+        _f("annotations", FieldKind.ATTRS, required=False),
+    ), _V12, "TIR: a block with its iteration variables and the buffer regions it reads and writes"),
+    NodeKind("BlockRealize", (
+        _f("iter_values", FieldKind.ANY),
+        _f("block", _R, targets="tir_block"),
+        _f("predicate", FieldKind.DIM, required=False),
+    ), _V12, "TIR: a block bound to the values of the loops around it"),
+    NodeKind("BufferStore", (
+        _f("buffer", FieldKind.STR),
+        _f("indices", FieldKind.ANY),
+        _f("value", _R, targets="expr"),
+    ), _V12, "TIR: buffer[indices] = value"),
+    NodeKind("BufferLoad", (
+        _f("buffer", FieldKind.STR),
+        _f("indices", FieldKind.ANY),
+        _f("type", _TYPE, required=False),
+    ), _V12, "TIR: the expression buffer[indices]"),
+    NodeKind("SeqStmt", (
+        _f("seq", _RS, targets="stmt"),
+    ), _V12, "TIR: statements in order"),
+    NodeKind("IfThenElse", (
+        _f("condition", FieldKind.DIM),
+        _f("then_case", _R, targets="stmt"),
+        _f("else_case", _R, required=False, targets="stmt"),
+    ), _V12, "TIR: a conditional statement"),
+    NodeKind("LetStmt", (
+        _f("var", FieldKind.STR),
+        _f("value", FieldKind.DIM),
+        _f("body", _R, required=False, targets="stmt"),
+    ), _V12, "TIR: binds a scalar variable (around body, or for the statements after it)"),
+    NodeKind("AttrStmt", (
+        _f("attr_key", FieldKind.STR),
+        _f("value", FieldKind.DIM),
+        _f("body", _R, targets="stmt"),
+        _f("node", FieldKind.STR, required=False),
+    ), _V12, "TIR: an attribute (thread extent, storage alignment, ...) around a statement"),
+    NodeKind("AssertStmt", (
+        _f("condition", FieldKind.DIM),
+        _f("body", _R, required=False, targets="stmt"),
+    ), _V12, "TIR: a runtime check"),
+    NodeKind("Allocate", (
+        _f("name", FieldKind.STR),
+        _f("dtype", FieldKind.STR),
+        _f("shape", FieldKind.SHAPE),
+        _f("scope", FieldKind.STR, required=False),
+        _f("declared", FieldKind.BOOL, required=False),
+        _f("body", _R, required=False, targets="stmt"),
+    ), _V12, "TIR: a buffer allocated (or, declared: only declared) in a scope"),
+    NodeKind("Evaluate", (
+        _f("value", _R, targets="expr"),
+    ), _V12, "TIR: an expression evaluated for its effect (an intrinsic call)"),
 )
 
 NODE_KINDS: Mapping[str, NodeKind] = {k.name: k for k in KIND_LIST}
 
 PATTERN_KINDS = frozenset({"PatternWildcard", "PatternVar", "PatternConstructor", "PatternTuple"})
-#: Kinds that are expressions: anything but clauses, patterns and PrimFuncs.
-EXPR_KINDS = frozenset(NODE_KINDS) - PATTERN_KINDS - {"Clause", "PrimFunc"}
+#: Relax's binding blocks and bindings: the parts of a SeqExpr, not expressions themselves.
+BLOCK_KINDS = frozenset({"BindingBlock", "DataflowBlock"})
+BINDING_KINDS = frozenset({"VarBinding", "MatchCast"})
+#: TIR statements (a PrimFunc's body); Opaque stands for a statement this version does not model.
+STMT_KINDS = frozenset({"For", "While", "Block", "BlockRealize", "BufferStore", "SeqStmt", "IfThenElse",
+                        "LetStmt", "AttrStmt", "AssertStmt", "Allocate", "Evaluate", "Opaque"})
+#: Kinds that are expressions: anything but clauses, patterns, PrimFuncs, blocks, bindings and statements.
+EXPR_KINDS = (frozenset(NODE_KINDS) - PATTERN_KINDS - BLOCK_KINDS - BINDING_KINDS - STMT_KINDS
+              - {"Clause", "PrimFunc"}) | {"Opaque"}
 #: Kinds a Call's ``op`` may point at: operators and anything that can evaluate to a function.
 CALLABLE_KINDS = frozenset({
     "Op", "Function", "GlobalVar", "Var", "Constructor", "Call", "Let", "If", "TupleGetItem",
-    "Match", "RefRead", "Bind", "Opaque",
+    "Match", "RefRead", "Bind", "Opaque", "ExternFunc", "SeqExpr",
 })
 TARGET_GROUPS: Mapping[str, frozenset] = {
     "expr": EXPR_KINDS,
@@ -214,16 +345,25 @@ TARGET_GROUPS: Mapping[str, frozenset] = {
     "clause": frozenset({"Clause"}),
     "pattern": PATTERN_KINDS,
     "constructor": frozenset({"Constructor"}),
+    "block": BLOCK_KINDS,
+    "binding": BINDING_KINDS,
+    "stmt": STMT_KINDS,
+    "tir_block": frozenset({"Block"}),
 }
 #: Kinds the root's ``functions`` index may name.
-FUNCTION_KINDS = frozenset({"Function", "PrimFunc", "Opaque"})
+FUNCTION_KINDS = frozenset({"Function", "PrimFunc", "ExternFunc", "Opaque"})
 
-#: The ``kind`` values of a type object; a tensor type has no ``kind`` (see docs/format.md).
-TYPE_KINDS = ("tuple", "func", "adt", "typevar", "ref", "incomplete", "other")
-#: Kinds whose ``type`` field is filled by type inference (a Var's type is its annotation, so
-#: it is not one of them): a node of these kinds without ``type`` was never type-checked.
+#: The ``kind`` values of a type object; a tensor type of known rank has no ``kind`` (see
+#: docs/format.md). 1.2 adds Relax's: a tensor of unknown rank, shapes, objects, scalars
+#: (``prim``), opaque functions (``callable``) and strings.
+TYPE_KINDS = ("tuple", "func", "adt", "typevar", "ref", "incomplete", "other",
+              "tensor", "shape", "object", "prim", "callable", "string")
+#: Kinds whose ``type`` field is filled by type inference (a Var's type is its annotation, a
+#: MatchCast's its target, so they are not among them): a node of these kinds without
+#: ``type`` was never type-checked.
 INFERRED_TYPE_KINDS = frozenset(
-    name for name, spec in NODE_KINDS.items() if name != "Var" and any(f.name == "type" for f in spec.fields))
+    name for name, spec in NODE_KINDS.items()
+    if name not in ("Var", "MatchCast", "ExternFunc", "BufferLoad") and any(f.name == "type" for f in spec.fields))
 
 #: The reference fields of each kind as ``(name, mode)``, mode 0: one id, 1: a list, 2: a map.
 #: Read once from the tables: walking documents of 50k nodes calls :func:`references` per node.

@@ -54,6 +54,14 @@ def json_schema() -> Dict[str, Any]:
                     "kind": {"const": "typevar"}, "name": {"type": "string"}}},
                 {"required": ["kind", "value"], "properties": {
                     "kind": {"const": "ref"}, "value": {"$ref": "#/$defs/type"}}},
+                {"required": ["kind", "dtype"], "properties": {
+                    "kind": {"enum": ["tensor", "prim"]}, "dtype": {"type": "string"}}},
+                {"required": ["kind"], "properties": {
+                    "kind": {"const": "shape"}, "values": {"$ref": "#/$defs/shape"},
+                    "ndim": {"type": "integer"}}},
+                {"required": ["kind"], "properties": {
+                    "kind": {"const": "callable"}, "ret": {"$ref": "#/$defs/type"}}},
+                {"required": ["kind"], "properties": {"kind": {"enum": ["object", "string"]}}},
                 {"required": ["kind"], "properties": {"kind": {"enum": ["incomplete", "other"]}}},
             ],
         },
@@ -84,6 +92,8 @@ def json_schema() -> Dict[str, Any]:
         FieldKind.VALUE: {"$ref": "#/$defs/value"},
         FieldKind.STRS: {"type": "array", "items": {"type": "string"}},
         FieldKind.SIGNATURE: {"$ref": "#/$defs/signature"},
+        FieldKind.TYPES: {"type": "array", "items": {"$ref": "#/$defs/type"}},
+        FieldKind.DIM: {"type": ["number", "string", "boolean"]},
         FieldKind.ANY: {},
     }
     branches = []

@@ -171,6 +171,12 @@ class _Validator:
             self.check_value(nid, name, value)
         elif kind is FieldKind.SIGNATURE:
             self.check_signature(nid, name, value)
+        elif kind is FieldKind.TYPES:
+            for path, ty in self.type_list(nid, name, value):
+                self.check_type(nid, path, ty)
+        elif kind is FieldKind.DIM:
+            if not (_is_int(value) or isinstance(value, (str, float, bool))):
+                raise self.fail(f"must be an integer or its text, not {_json_type(value)}", node=nid, field=name)
 
     def check_ref(self, nid: int, field: str, target: Any, group: Optional[str]) -> None:
         nodes = self.doc["nodes"]
@@ -227,6 +233,15 @@ class _Validator:
                     raise self.fail("a typevar needs a string 'name'", node=nid, field=f"{path}.name")
             elif kind == "ref":
                 children = [(f"{path}.value", ty.get("value"))]
+            elif kind in ("tensor", "prim"):
+                if not isinstance(ty.get("dtype"), str):
+                    raise self.fail(f"a {kind} type needs a string 'dtype'", node=nid, field=f"{path}.dtype")
+            elif kind == "shape":
+                if "values" in ty:
+                    self.check_shape(nid, f"{path}.values", ty["values"])
+            elif kind == "callable":
+                if "ret" in ty:
+                    children = [(f"{path}.ret", ty["ret"])]
             elif not (isinstance(kind, str) and kind in TYPE_KINDS):
                 raise self.fail(f"unknown type kind {kind!r}", node=nid, field=f"{path}.kind",
                                 hint="known type kinds: tensor (no 'kind'), " + ", ".join(TYPE_KINDS))

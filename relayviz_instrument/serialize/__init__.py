@@ -9,6 +9,7 @@ write files; :mod:`relayviz_instrument.store` does.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any, Dict, Optional, Protocol
 
 from ..errors import RelayVizDependencyError, RelayVizSerializeError
@@ -34,14 +35,16 @@ class Serializer(Protocol):
 
 
 #: Dialect (as :func:`module_ir` names it) -> ``module:class`` of its serializer. TIR-only
-#: modules are written by the Relay serializer, one node per PrimFunc.
+#: modules are snapshotted only with ``RelayVizTrace(tir=True)``.
 SERIALIZERS: Dict[str, str] = {
     "relay": "relay:RelaySerializer",
-    "tir": "relay:RelaySerializer",
+    "relax": "relax:RelaxSerializer",
+    "tir": "tir:TirSerializer",
 }
 
-#: The Python package of each dialect's function classes (``tvm.relay.function.Function``).
-_DIALECT_PACKAGES = {"relay": "relay", "relax": "relax", "tir": "tir"}
+#: The Python package of each dialect's function classes (``tvm.relay.function.Function``,
+#: ``tvm.relax.expr.Function``, ``tvm.tir.function.PrimFunc``; TVM 0.2x calls TIR ``tirx``).
+_DIALECT_PACKAGES = {"relay": "relay", "relax": "relax", "tir": "tir", "tirx": "tir", "s_tir": "tir"}
 
 
 def _dialect(obj: Any) -> str:
@@ -96,15 +99,28 @@ def to_relayviz(obj: Any, *, full_values: bool = False,
     if isinstance(obj, tvm.IRModule):
         ir = module_ir(obj)
         if ir == "empty":
-            ir = "relay"
+            ir = _default_dialect()
         return serializer_for(ir, full_values=full_values, small_elements=small_elements).module(obj)
-    if isinstance(obj, (tvm.ir.RelayExpr, tvm.ir.BaseFunc)):
+    if isinstance(obj, _expression_classes(tvm)):
         ir = _dialect(obj)
         if ir not in SERIALIZERS:
-            ir = "relay"
+            ir = _default_dialect()
         return serializer_for(ir, full_values=full_values, small_elements=small_elements).expr(obj)
     raise RelayVizSerializeError(
-        f"cannot serialize a {type(obj).__name__}: pass an IRModule, a relay.Function or a relay.Expr")
+        f"cannot serialize a {type(obj).__name__}: pass an IRModule, a function or an expression "
+        "(Relay, Relax or TIR)")
+
+
+def _expression_classes(tvm: Any) -> tuple:
+    # Relay's and Relax's expressions derive from RelayExpr (TVM <= 0.19); TVM 0.2x has one ir.Expr.
+    return tuple(c for c in (getattr(tvm.ir, "RelayExpr", None), getattr(tvm.ir, "Expr", None), tvm.ir.BaseFunc)
+                 if isinstance(c, type))
+
+
+def _default_dialect() -> str:
+    """The dialect of an expression whose class does not tell (TVM 0.2x shares Var, Call and
+    Tuple between dialects): Relay where this TVM has it, else Relax."""
+    return "relay" if importlib.util.find_spec("tvm.relay") is not None else "relax"
 
 
 def dumps(obj: Any, *, indent: bool = False, full_values: bool = False) -> bytes:

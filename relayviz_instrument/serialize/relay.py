@@ -12,7 +12,7 @@ operator and the same attributes.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import orjson
 import tvm
@@ -20,8 +20,8 @@ from tvm import relay
 
 from ..errors import RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, new_document
-from .values import (GenerationalCache, attrs_to_json, dim_value, object_key, tensor_value, type_to_json,
-                     virtual_device_to_json)
+from .values import GenerationalCache, attrs_to_json, dim_value, tensor_value, type_to_json, virtual_device_to_json
+from .walk import Expansion as _Expansion, Walk as _Walk, leaf as _leaf, typed as _typed
 
 __all__ = ["RelaySerializer"]
 
@@ -56,7 +56,7 @@ class RelaySerializer:
 
     def module(self, mod: tvm.IRModule) -> Dict[str, Any]:
         """Serialize every function of ``mod`` (sorted by name) and its type definitions."""
-        walk = _Walk(self)
+        walk = _Walk(self.expansion)
         functions: Dict[str, int] = {}
         for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
             functions[name] = walk.visit(func)
@@ -68,7 +68,7 @@ class RelaySerializer:
 
     def expr(self, expr: Any) -> Dict[str, Any]:
         """Serialize one Relay expression or function; the root's ``root`` names its node."""
-        walk = _Walk(self)
+        walk = _Walk(self.expansion)
         root = walk.visit(expr)
         self._rotate()
         return new_document(walk.nodes, ir="relay", root=root)
@@ -137,7 +137,7 @@ class RelaySerializer:
             op_key = (op_name, orjson.dumps(jattrs))
 
             def build_op_call(walk: _Walk, ids: List[int]) -> Dict[str, Any]:
-                node = {"node_kind": "Call", "op": walk.op_node(op_key, jattrs), "args": ids}
+                node = {"node_kind": "Call", "op": _op_node(walk, op_key, jattrs), "args": ids}
                 return _typed(node, ty)
             return _Expansion(args, build_op_call)
         jattrs = self.attrs_of(attrs) if attrs is not None else None
@@ -152,7 +152,7 @@ class RelaySerializer:
     def _op(self, op: Any) -> _Expansion:
         # An operator used as a value (passed to a higher-order function), not called.
         op_key = (str(op.name), orjson.dumps(None))
-        return _Expansion((), lambda walk, ids: walk.op_node(op_key, None))
+        return _Expansion((), lambda walk, ids: _op_node(walk, op_key, None))
 
     def _function(self, func: Any) -> _Expansion:
         params = list(func.params)
@@ -172,7 +172,7 @@ class RelaySerializer:
 
     def _global_var(self, gvar: Any) -> _Expansion:
         name = str(gvar.name_hint)
-        return _Expansion((), lambda walk, ids: walk.global_node(name))
+        return _Expansion((), lambda walk, ids: walk.shared(("GlobalVar", name), lambda: {"node_kind": "GlobalVar", "name": name}))
 
     def _tuple(self, tup: Any) -> _Expansion:
         ty = self._checked_type(tup)
@@ -256,75 +256,14 @@ class RelaySerializer:
         return _leaf({"node_kind": "Opaque", "type_key": f"{type(obj).__module__}.{type(obj).__name__}"})
 
 
-class _Expansion(NamedTuple):
-    """What the serializer read from one object: the children to write first, and a builder
-    that makes the node from the children's ids (or returns the id of an equal node)."""
-
-    children: Sequence[Any]
-    build: Callable[["_Walk", List[int]], Any]
-
-
-def _leaf(node: Dict[str, Any]) -> _Expansion:
-    return _Expansion((), lambda walk, ids: dict(node))
-
-
-def _typed(node: Dict[str, Any], ty: Any) -> Dict[str, Any]:
-    if ty is not None:
-        node["type"] = ty
-    return node
-
-
-class _Walk:
-    """The state of one document: its nodes and the id of every object already written."""
-
-    def __init__(self, owner: RelaySerializer) -> None:
-        self.owner = owner
-        self.nodes: List[Dict[str, Any]] = []
-        self.memo: Dict[int, int] = {}
-        self.ops: Dict[Tuple[str, bytes], int] = {}
-        self.globals: Dict[str, int] = {}
-
-    def add(self, node: Dict[str, Any]) -> int:
-        self.nodes.append(node)
-        return len(self.nodes) - 1
-
-    def visit(self, root: Any) -> int:
-        """Write ``root`` and everything it reaches, children first; return its node id."""
-        memo, expansion = self.memo, self.owner.expansion
-        stack: List[Tuple[Any, Optional[Tuple[List[int], _Expansion]]]] = [(root, None)]
-        while stack:
-            obj, pending = stack.pop()
-            key = hash(obj)  # ObjectPtrHash: the object's address
-            if key in memo:
-                continue
-            if pending is None:
-                exp = expansion(obj, key)
-                keys = [object_key(c) for c in exp.children]
-                stack.append((obj, (keys, exp)))
-                for child, ckey in zip(reversed(exp.children), reversed(keys)):
-                    if ckey not in memo:
-                        stack.append((child, None))
-            else:
-                keys, exp = pending
-                built = exp.build(self, [memo[k] for k in keys])
-                memo[key] = built if isinstance(built, int) else self.add(built)
-        return memo[object_key(root)]
-
-    def op_node(self, key: Tuple[str, bytes], attrs: Optional[Dict[str, Any]]) -> int:
-        """The id of the Op node for this operator name and these call attributes."""
-        nid = self.ops.get(key)
-        if nid is None:
-            node: Dict[str, Any] = {"node_kind": "Op", "name": key[0]}
-            if attrs is not None:
-                node["attrs"] = attrs
-            nid = self.ops[key] = self.add(node)
-        return nid
-
-    def global_node(self, name: str) -> int:
-        nid = self.globals.get(name)
-        if nid is None:
-            nid = self.globals[name] = self.add({"node_kind": "GlobalVar", "name": name})
-        return nid
+def _op_node(walk: _Walk, key: Tuple[str, bytes], attrs: Optional[Dict[str, Any]]) -> int:
+    """The id of the Op node for this operator name and these call attributes."""
+    def make() -> Dict[str, Any]:
+        node: Dict[str, Any] = {"node_kind": "Op", "name": key[0]}
+        if attrs is not None:
+            node["attrs"] = attrs
+        return node
+    return walk.shared(("Op",) + key, make)
 
 
 def _type_definitions(mod: tvm.IRModule) -> Dict[str, Any]:

@@ -18,6 +18,10 @@ from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes
 __all__ = [
     "GenerationalCache",
     "object_key",
+    "type_key",
+    "object_fields",
+    "prim_text",
+    "prim_dtype",
     "attrs_to_json",
     "attr_value",
     "dim_value",
@@ -29,15 +33,99 @@ __all__ = [
 
 V = TypeVar("V")
 
+
+def _tvm_ffi() -> Any:
+    """The tvm-ffi package of TVM 0.2x, or None on older TVMs."""
+    try:
+        import tvm_ffi
+    except ImportError:
+        return None
+    return tvm_ffi
+
+
 #: Memory addresses in the text of objects (``0x55d1...``, ``Target(id=55d1837c0800``): they
 #: differ from one process to the next, so they are masked for deterministic snapshots.
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}|(?<=id=)[0-9a-fA-F]{6,}")
 #: Text of an object with no JSON form is kept up to this length, then summarized by a digest.
 _TEXT_CHARS = 240
 
-#: The identity of a TVM object: ObjectPtrHash is the object's address. Unlike ``hash()``,
-#: it works for objects whose Python class hashes by structure (types) or not at all.
-object_key: Callable[[Any], int] = tvm.runtime._ffi_api.ObjectPtrHash
+# TVM 0.2x renamed and moved what this module reads: ``tvm.tir`` became ``tvm.tirx``, the
+# containers and NDArray came from tvm-ffi (``Array``, ``Map``, ``Tensor``), attributes lost
+# ``keys()``. The classes of both generations are looked up once, here; a class missing from
+# the installed TVM is an empty tuple, which ``isinstance`` never matches.
+def _classes(*names: str, root: Any = tvm) -> Tuple[type, ...]:
+    """The classes at the dotted paths under ``root`` (``tvm``) that this TVM has."""
+    found = []
+    for name in names:
+        obj: Any = root
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                break
+        if isinstance(obj, type):
+            found.append(obj)
+    return tuple(found)
+
+
+def _ffi_classes(*names: str) -> Tuple[type, ...]:
+    ffi = _tvm_ffi()
+    return () if ffi is None else _classes(*names, root=ffi)
+
+
+_INT_IMM = _classes("tirx.IntImm", "tir.IntImm")
+_FLOAT_IMM = _classes("tirx.FloatImm", "tir.FloatImm")
+_STRING_IMM = _classes("tirx.StringImm", "tir.StringImm", "ir.StringImm")
+_TIR_ANY = _classes("tir.Any")
+_TIR_VAR = _classes("tirx.Var", "tir.Var")
+_STRING = _classes("runtime.container.String") + _ffi_classes("core.String")
+_ARRAY = _classes("ir.container.Array") + _ffi_classes("Array")
+_MAP = _classes("ir.container.Map") + _ffi_classes("Map")
+_TENSOR = _classes("runtime.NDArray", "runtime.Tensor")
+_DTYPE = _classes("DataType") + _ffi_classes("dtype")
+# Relay's types (TVM <= 0.19).
+_RELAY_TENSOR_TYPE = _classes("ir.TensorType")
+_TYPE_CALL = _classes("ir.TypeCall")
+_GLOBAL_TYPE_VAR = _classes("ir.GlobalTypeVar")
+_TYPE_VAR = _classes("ir.TypeVar")
+_REF_TYPE = _classes("ir.RelayRefType")
+_INCOMPLETE_TYPE = _classes("ir.IncompleteType")
+
+
+def _object_key() -> Callable[[Any], int]:
+    """The identity of a TVM object: its address. Unlike ``hash()``, it works for objects whose
+    Python class hashes by structure (types) or not at all. TVM 0.2x objects (tvm-ffi) tell
+    their address themselves (``__chandle__``); older ones through ``ObjectPtrHash``."""
+    ffi = getattr(tvm.runtime, "_ffi_api", None)
+    pointer_hash = getattr(ffi, "ObjectPtrHash", None)
+    if pointer_hash is not None:
+        return pointer_hash
+    return lambda obj: obj.__chandle__()
+
+
+object_key: Callable[[Any], int] = _object_key()
+
+
+def type_key(obj: Any) -> str:
+    """The TVM type key of an object (``relax.expr.Call``, ``tir.For``), read the way this TVM allows."""
+    info = getattr(type(obj), "__tvm_ffi_type_info__", None)
+    if info is not None:
+        return str(info.type_key)
+    key = getattr(obj, "type_key", None)
+    return str(key) if key is not None else f"{type(obj).__module__}.{type(obj).__name__}"
+
+
+def object_fields(obj: Any) -> List[str]:
+    """The names of an object's reflected fields, base class first (for attrs classes with no
+    Python class of their own, and for attrs on TVMs whose Attrs have no ``keys()``)."""
+    info = getattr(type(obj), "__tvm_ffi_type_info__", None)
+    if info is not None:
+        chain = []
+        while info is not None:
+            chain.append(info)
+            info = info.parent_type_info
+        return [str(f.name) for i in reversed(chain) for f in i.fields]
+    names = tvm.runtime._ffi_node_api.NodeListAttrNames(obj)
+    return [str(names(i)) for i in range(names(-1))]
 
 
 class GenerationalCache(Generic[V]):
@@ -82,7 +170,7 @@ class GenerationalCache(Generic[V]):
 
 def _same(a: Any, b: Any) -> bool:
     # Entries hold their stamp, so its address cannot be reused while the entry lives.
-    return a is b or (a is not None and b is not None and a.handle.value == b.handle.value)
+    return a is b or (a is not None and b is not None and object_key(a) == object_key(b))
 
 
 def scalar_json(value: Any) -> Any:
@@ -99,17 +187,110 @@ def scalar_json(value: Any) -> Any:
     return "inf" if value > 0 else "-inf"
 
 
+def prim_dtype(expr: Any) -> str:
+    """The dtype of a TIR expression or variable (``dtype`` before TVM 0.2x, the type's text after)."""
+    dtype = getattr(expr, "dtype", None)
+    if dtype is None:
+        dtype = getattr(expr, "ty", "")
+    return str(dtype)
+
+
 def dim_value(dim: Any) -> Any:
-    """One dimension of a shape: an int, "?" for a dynamic (Any) dimension, else its name or text."""
+    """One dimension of a shape: an int, "?" for a dynamic (Any) dimension, else its name or
+    its text (``n * 2``, see :func:`prim_text`)."""
     if isinstance(dim, int):
         return dim
-    if isinstance(dim, tvm.tir.IntImm):
+    if isinstance(dim, _INT_IMM):
         return int(dim.value)
-    if isinstance(dim, tvm.tir.Any):
+    if isinstance(dim, _TIR_ANY):
         return "?"
-    if isinstance(dim, tvm.tir.Var):
-        return str(dim.name)
-    return str(dim)
+    return prim_text(dim)
+
+
+#: TIR arithmetic printed infix by :func:`prim_text`, by class name (the same in every TVM),
+#: with its precedence (higher binds tighter), as in Python.
+_INFIX = {
+    "Or": ("or", 1), "And": ("and", 2),
+    "EQ": ("==", 3), "NE": ("!=", 3), "LT": ("<", 3), "LE": ("<=", 3), "GT": (">", 3), "GE": (">=", 3),
+    "BitwiseOr": ("|", 4), "BitwiseXor": ("^", 5), "BitwiseAnd": ("&", 6), "LShift": ("<<", 7), "RShift": (">>", 7),
+    "Add": ("+", 8), "Sub": ("-", 8), "Mul": ("*", 9), "Div": ("/", 9), "Mod": ("%", 9),
+    "FloorDiv": ("//", 9), "FloorMod": ("%", 9),
+}
+_CALLED = {"Min": "min", "Max": "max"}
+#: Operators whose right operand needs parentheses at equal precedence (a - (b - c)).
+_LEFT_ONLY = frozenset({"Sub", "Div", "Mod", "FloorDiv", "FloorMod", "LShift", "RShift"})
+
+
+def prim_text(expr: Any) -> str:
+    """A TIR expression as short, stable text: ``n * 2``, ``i_0 * 8 + i_1``, ``min(n, 4)``.
+
+    TVM's own printer is slow (it builds a whole TVMScript document) and spells constants as
+    ``T.int64(2)``; shapes and indices need neither. Parentheses appear only where precedence
+    needs them. The walk is iterative: an index expression nests as deep as the loops around
+    it. Expressions it does not know are kept as TVM prints them, with addresses masked.
+    """
+    out: List[str] = []
+    stack: List[Any] = [expr]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        name = type(item).__name__
+        if isinstance(item, _INT_IMM):
+            out.append(str(bool(item.value)) if prim_dtype(item) == "bool" else str(int(item.value)))
+        elif isinstance(item, _FLOAT_IMM):
+            out.append(repr(float(item.value)))
+        elif isinstance(item, _TIR_VAR) or name in ("Var", "SizeVar"):
+            out.append(str(getattr(item, "name", None) or getattr(item, "name_hint", "?")))
+        elif name in _INFIX:
+            symbol, level = _INFIX[name]
+            right = _wrapped(item.b, level + (name in _LEFT_ONLY))
+            stack.extend(right[::-1] + [f" {symbol} "] + _wrapped(item.a, level)[::-1])
+        elif name in _CALLED:
+            stack.extend([")", item.b, ", ", item.a, _CALLED[name] + "("])
+        elif name == "Not":
+            stack.extend(_wrapped(item.a, 10)[::-1] + ["not "])
+        elif name == "Cast":
+            stack.extend([")", item.value, f"{prim_dtype(item)}("])
+        elif name == "Ramp":
+            stack.extend([")", str(item.lanes), ", ", item.stride, ", ", item.base, "ramp("])
+        elif name == "Broadcast":
+            stack.extend([")", str(item.lanes), ", ", item.value, "broadcast("])
+        elif name == "Select":
+            stack.extend([")", item.false_value, ", ", item.true_value, ", ", item.condition, "select("])
+        elif name in ("BufferLoad", "TensorLoad"):
+            buffer = getattr(item, "buffer", None) or getattr(item, "source", None)
+            stack.extend(["]"] + _joined(list(item.indices))[::-1] + ["[", _buffer_name(buffer)])
+        elif name == "Call" and hasattr(item, "op") and type(item.op).__name__ == "Op":
+            stack.extend([")"] + _joined(list(item.args))[::-1] + [str(item.op.name) + "("])
+        elif isinstance(item, _STRING_IMM):
+            out.append(repr(str(item.value)))
+        else:
+            out.append(_ADDRESS.sub("0x?", str(item)))
+    return "".join(out)
+
+
+def _wrapped(operand: Any, level: int) -> List[Any]:
+    """An operand in order, in parentheses if it binds looser than ``level``."""
+    infix = _INFIX.get(type(operand).__name__)
+    return ["(", operand, ")"] if infix is not None and infix[1] < level else [operand]
+
+
+def _joined(items: List[Any]) -> List[Any]:
+    out: List[Any] = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(", ")
+        out.append(item)
+    return out
+
+
+def _buffer_name(buffer: Any) -> str:
+    name = getattr(buffer, "name", None)
+    if name is None:
+        return prim_text(buffer) if buffer is not None else "?"
+    return str(name)
 
 
 def attr_value(value: Any) -> Any:
@@ -118,33 +299,37 @@ def attr_value(value: Any) -> Any:
     Unknown objects become their text, with memory addresses masked so that the result is
     the same from one process to the next.
     """
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):  # also tvm-ffi's String, a subclass of str
+        return str(value)
     if isinstance(value, (int, float, np.generic)):
         return scalar_json(value)
-    if isinstance(value, tvm.tir.IntImm):
-        return bool(value.value) if value.dtype == "bool" else int(value.value)
-    if isinstance(value, tvm.tir.FloatImm):
+    if isinstance(value, _INT_IMM):
+        return bool(value.value) if prim_dtype(value) == "bool" else int(value.value)
+    if isinstance(value, _FLOAT_IMM):
         return scalar_json(value.value)
-    if isinstance(value, tvm.tir.StringImm):
-        return value.value
-    if isinstance(value, tvm.runtime.container.String):
+    if isinstance(value, _STRING_IMM):
+        return str(value.value)
+    if isinstance(value, _STRING):
         return str(value)
-    if isinstance(value, (tvm.ir.container.Array, list, tuple)):
+    if isinstance(value, _ARRAY + (list, tuple)):
         return [attr_value(v) for v in value]
-    if isinstance(value, (tvm.ir.container.Map, dict)):
+    if isinstance(value, _MAP + (dict,)):
         return {str(attr_value(k)): attr_value(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if isinstance(value, tvm.ir.Attrs):
         return attrs_to_json(value)
-    if isinstance(value, (tvm.tir.Any, tvm.tir.Var)):
+    if isinstance(value, _TIR_ANY + _TIR_VAR):
         return dim_value(value)
     if isinstance(value, tvm.ir.GlobalVar):
         return str(value.name_hint)
     if isinstance(value, tvm.ir.Op):
         return str(value.name)
+    if isinstance(value, _DTYPE):
+        return str(value)
     if isinstance(value, tvm.ir.Type):
         return type_to_json(value)
-    if isinstance(value, tvm.runtime.NDArray):
+    if isinstance(value, _TENSOR):
         return tensor_value(value)[0]
     return object_text(value)
 
@@ -168,20 +353,18 @@ def attrs_to_json(attrs: Any) -> Dict[str, Any]:
         return {}
     if isinstance(attrs, tvm.ir.DictAttrs):
         return {str(k): attr_value(attrs[k]) for k in sorted(attrs.keys())}
-    if isinstance(attrs, tvm.ir.Attrs):
+    if isinstance(attrs, tvm.ir.Attrs) and hasattr(attrs, "keys"):
         booleans = _boolean_fields(attrs)
         return {str(k): bool(v) if str(k) in booleans and isinstance(v, int) else attr_value(v)
                 for k, v in ((k, attrs[k]) for k in attrs.keys())}
-    names = tvm.runtime._ffi_node_api.NodeListAttrNames(attrs)
-    fields = [str(names(i)) for i in range(names(-1))]
-    return {name: attr_value(getattr(attrs, name)) for name in fields}
+    return {name: attr_value(getattr(attrs, name)) for name in object_fields(attrs)}
 
 
 def _boolean_fields(attrs: Any) -> "frozenset[str]":
     """The fields an Attrs class declares as ``bool``: TVM hands them to Python as 0 and 1."""
     try:
         infos = attrs.list_field_info()
-    except (AttributeError, tvm.TVMError):
+    except Exception:  # an Attrs class without field information (or a TVM without the method)
         return frozenset()
     return frozenset(str(f.name) for f in infos if str(f.type_info).split(",")[0].strip() == "bool")
 
@@ -204,10 +387,11 @@ def virtual_device_to_json(device: Any) -> Dict[str, Any]:
 
 
 def type_to_json(ty: Any) -> Optional[Dict[str, Any]]:
-    """A type as a RelayViz type object; tensor types keep the 1.0 form ``{dtype, shape}``."""
+    """A Relay type as a RelayViz type object; tensor types keep the 1.0 form ``{dtype, shape}``.
+    (Relax types and struct info: :mod:`relayviz_instrument.serialize.relax`.)"""
     if ty is None:
         return None
-    if isinstance(ty, tvm.ir.TensorType):
+    if isinstance(ty, _RELAY_TENSOR_TYPE):
         return {"dtype": str(ty.dtype), "shape": [dim_value(d) for d in ty.shape]}
     if isinstance(ty, tvm.ir.TupleType):
         return {"kind": "tuple", "fields": [type_to_json(f) for f in ty.fields]}
@@ -217,15 +401,15 @@ def type_to_json(ty: Any) -> Optional[Dict[str, Any]]:
         if len(ty.type_params):
             out["type_params"] = [str(tp.name_hint) for tp in ty.type_params]
         return out
-    if isinstance(ty, tvm.ir.TypeCall):
+    if isinstance(ty, _TYPE_CALL):
         return {"kind": "adt", "name": str(ty.func.name_hint), "args": [type_to_json(a) for a in ty.args]}
-    if isinstance(ty, tvm.ir.GlobalTypeVar):
+    if isinstance(ty, _GLOBAL_TYPE_VAR):
         return {"kind": "adt", "name": str(ty.name_hint), "args": []}
-    if isinstance(ty, tvm.ir.TypeVar):
+    if isinstance(ty, _TYPE_VAR):
         return {"kind": "typevar", "name": str(ty.name_hint)}
-    if isinstance(ty, tvm.ir.RelayRefType):
+    if isinstance(ty, _REF_TYPE):
         return {"kind": "ref", "value": type_to_json(ty.value)}
-    if isinstance(ty, tvm.ir.IncompleteType):
+    if isinstance(ty, _INCOMPLETE_TYPE):
         return {"kind": "incomplete"}
     return {"kind": "other", "repr": _ADDRESS.sub("0x?", str(ty))}
 

@@ -1,0 +1,352 @@
+"""TIR to RelayViz documents: a PrimFunc as a node, and below it the statements of its body.
+
+With ``tir_bodies`` (``RelayVizTrace(tir=True)``) a PrimFunc node refers to its body, a
+statement-level graph: loops (``For``: variable, extent, kind), blocks (``Block``: name,
+iteration variables, regions read and written, buffers allocated), buffer stores and loads,
+allocations, conditionals, and the value computed by each store as a small expression graph
+(``Call`` of ``tir.*`` operators, ``BufferLoad``, ``Var``, ``Const``), so a diff shows a
+split, reordered or vectorized loop and an inlined block. Indices, extents, conditions and
+regions are kept as short text (``i_0 * 8 + i_1``): addressing changes with every
+scheduling step, and text keeps the graph small. Without ``tir_bodies`` a PrimFunc is one
+node: name, signature and attributes.
+
+The serializer reads both generations of TIR: ``tvm.tir`` (TVM <= 0.19: ``Block``,
+``LetStmt``, ``Allocate``, buffers in ``buffer_map``) and ``tvm.tirx``/``tvm.s_tir`` (TVM 0.2x:
+``SBlock``, ``Bind``, ``AllocBuffer``, buffer-typed parameters), by class name. Like every
+serializer it remembers, for two snapshots, what it read from each object: most TIR passes
+rewrite one statement and share the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional
+
+from ..format import SMALL_TENSOR_ELEMENTS, new_document
+from .values import GenerationalCache, attrs_to_json, dim_value, object_key, prim_dtype, scalar_json, type_key
+from .walk import Expansion, Walk, leaf
+
+__all__ = ["TirSerializer", "buffer_json", "primfunc_signature"]
+
+#: ``For.kind`` values (the same numbering in every TVM).
+_FOR_KINDS = {0: "serial", 1: "parallel", 2: "vectorized", 3: "unrolled", 4: "thread_binding"}
+#: ``IterVar.iter_type`` values.
+_ITER_TYPES = {0: "spatial", 1: "thread", 2: "reduce", 3: "ordered", 4: "opaque", 5: "unrolled",
+               6: "vectorized", 7: "parallelized", 8: "tensorized"}
+#: TIR arithmetic classes and the operator names their calls get in a document.
+_ARITH = {
+    "Add": "tir.add", "Sub": "tir.sub", "Mul": "tir.mul", "Div": "tir.div", "Mod": "tir.mod",
+    "FloorDiv": "tir.floordiv", "FloorMod": "tir.floormod", "Min": "tir.min", "Max": "tir.max",
+    "EQ": "tir.eq", "NE": "tir.ne", "LT": "tir.lt", "LE": "tir.le", "GT": "tir.gt", "GE": "tir.ge",
+    "And": "tir.and", "Or": "tir.or", "Not": "tir.not", "Select": "tir.select", "Cast": "tir.cast",
+    "Ramp": "tir.ramp", "Broadcast": "tir.broadcast", "BitwiseAnd": "tir.bitwise_and",
+    "BitwiseOr": "tir.bitwise_or", "BitwiseXor": "tir.bitwise_xor", "BitwiseNot": "tir.bitwise_not",
+    "LShift": "tir.shift_left", "RShift": "tir.shift_right",
+}
+#: The operands of each arithmetic class, in order.
+_OPERANDS = {"Not": ("a",), "BitwiseNot": ("a",), "Select": ("condition", "true_value", "false_value"),
+             "Cast": ("value",), "Ramp": ("base", "stride"), "Broadcast": ("value",)}
+
+
+def buffer_json(buffer: Any) -> Dict[str, Any]:
+    """A buffer as ``{"name", "dtype", "shape", "scope"}`` (scope only when not ``global``)."""
+    out: Dict[str, Any] = {"name": str(buffer.name), "dtype": str(buffer.dtype),
+                           "shape": [dim_value(d) for d in buffer.shape]}
+    scope = buffer.scope() if callable(getattr(buffer, "scope", None)) else getattr(buffer, "scope", "")
+    if scope and str(scope) != "global":
+        out["scope"] = str(scope)
+    return out
+
+
+def primfunc_signature(func: Any) -> List[Dict[str, Any]]:
+    """A PrimFunc's parameters: ``{"name", "dtype"}``, with the buffer's ``shape`` (and
+    ``buffer`` name and ``scope`` where they say more) for a buffer parameter."""
+    buffer_map = getattr(func, "buffer_map", None)
+    out = []
+    for param in func.params:
+        entry: Dict[str, Any] = {"name": str(param.name), "dtype": prim_dtype(param)}
+        buffer = buffer_map.get(param) if buffer_map is not None else None
+        if buffer is None and type(getattr(param, "ty", None)).__name__ == "BufferType":
+            buffer = param  # TVM 0.2x: the parameter is the buffer
+        if buffer is not None:
+            described = buffer_json(buffer)
+            entry["dtype"], entry["shape"] = described["dtype"], described["shape"]
+            if described["name"] != entry["name"]:
+                entry["buffer"] = described["name"]
+            if "scope" in described:
+                entry["scope"] = described["scope"]
+        out.append(entry)
+    return out
+
+
+class TirSerializer:
+    """Writes TIR modules and PrimFuncs as RelayViz documents (see the module docstring).
+
+    ``tir_bodies``: write each PrimFunc's body as statements (else one node per PrimFunc).
+    ``full_values`` and ``small_elements`` are accepted for the serializer protocol; TIR
+    constants are scalars and always carry their value.
+    """
+
+    def __init__(self, *, full_values: bool = False, small_elements: int = SMALL_TENSOR_ELEMENTS,
+                 tir_bodies: bool = True) -> None:
+        self.tir_bodies = tir_bodies
+        self._expansions: GenerationalCache[Expansion] = GenerationalCache()
+        self._texts: GenerationalCache[str] = GenerationalCache()
+        self._handlers: Dict[str, Callable[[Any, int], Expansion]] = {
+            "PrimFunc": self._primfunc,
+            "For": self._for, "While": self._while,
+            "Block": self._block, "SBlock": self._block,
+            "BlockRealize": self._block_realize, "SBlockRealize": self._block_realize,
+            "BufferStore": self._buffer_store,
+            "BufferLoad": self._buffer_load, "TensorLoad": self._buffer_load,
+            "SeqStmt": self._seq, "IfThenElse": self._if_then_else,
+            "LetStmt": self._let, "Bind": self._let,
+            "AttrStmt": self._attr_stmt, "AssertStmt": self._assert,
+            "Allocate": self._allocate, "AllocBuffer": self._allocate, "AllocateConst": self._allocate,
+            "DeclBuffer": self._allocate, "BufferRealize": self._realize,
+            "Evaluate": self._evaluate,
+            "Call": self._call, "IntImm": self._constant, "FloatImm": self._constant,
+            "Var": self._var, "SizeVar": self._var, "StringImm": self._string,
+        }
+
+    # -- the serializer protocol ---------------------------------------------------------
+
+    def module(self, mod: Any) -> Dict[str, Any]:
+        """Serialize every PrimFunc of ``mod``, sorted by name."""
+        walk = Walk(self.expansion)
+        functions: Dict[str, int] = {}
+        for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
+            walk.names[object_key(func)] = name
+            functions[name] = walk.visit(func)
+        self.rotate()
+        return new_document(walk.nodes, ir="tir", functions=functions)
+
+    def expr(self, obj: Any) -> Dict[str, Any]:
+        """Serialize one PrimFunc, statement or TIR expression; the root's ``root`` names its node."""
+        walk = Walk(self.expansion)
+        root = walk.visit(obj)
+        self.rotate()
+        return new_document(walk.nodes, ir="tir", root=root)
+
+    def rotate(self) -> None:
+        """Start a new snapshot (a serializer that embeds this one calls it with its own)."""
+        self._expansions.rotate()
+        self._texts.rotate()
+
+    def expansion(self, obj: Any, key: int) -> Expansion:
+        """What to write for one TIR object (cached by identity for two snapshots)."""
+        return self._expansions.get(obj, self._expand, key)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _expand(self, obj: Any) -> Expansion:
+        handler = self._handlers.get(type(obj).__name__)
+        if handler is None:
+            if type(obj).__name__ in _ARITH:
+                return self._arith(obj)
+            return leaf({"node_kind": "Opaque", "type_key": type_key(obj)})
+        return handler(obj)
+
+    def text(self, expr: Any) -> Any:
+        """An index, extent or condition as a JSON value: an int, or short text."""
+        if isinstance(expr, int):
+            return expr
+        return self._texts.get(expr, dim_value)
+
+    def _region(self, region: Any) -> str:
+        source = getattr(region, "buffer", None) or getattr(region, "source", None)
+        ranges = []
+        for r in region.region:
+            lo = self.text(r.min)
+            ranges.append(str(lo) if r.extent is not None and _is_one(r.extent)
+                          else f"{lo}:{_plus(lo, self.text(r.extent))}")
+        return f"{getattr(source, 'name', '?')}[{', '.join(ranges)}]"
+
+    # -- PrimFunc --------------------------------------------------------------------------
+
+    def _primfunc(self, func: Any) -> Expansion:
+        attrs = attrs_to_json(func.attrs) if func.attrs is not None and len(func.attrs.keys()) else {}
+        symbol = attrs.get("global_symbol")
+        node: Dict[str, Any] = {"node_kind": "PrimFunc", "signature": primfunc_signature(func)}
+        if attrs:
+            node["attrs"] = attrs
+        fkey = object_key(func)
+
+        def build(walk: Walk, ids: List[int]) -> Dict[str, Any]:
+            name = walk.names.get(fkey, symbol if isinstance(symbol, str) else "")
+            out = {"node_kind": "PrimFunc", "name": name, **node}
+            if ids:
+                out["body"] = ids[0]
+            return out
+        return Expansion([func.body] if self.tir_bodies else [], build)
+
+    # -- statements ------------------------------------------------------------------------
+
+    def _for(self, loop: Any) -> Expansion:
+        node: Dict[str, Any] = {"node_kind": "For", "loop_var": str(loop.loop_var.name),
+                                "min": self.text(loop.min), "extent": self.text(loop.extent),
+                                "kind": _FOR_KINDS.get(int(loop.kind), str(loop.kind))}
+        binding = getattr(loop, "thread_binding", None)
+        if binding is not None:
+            node["thread"] = str(binding.thread_tag)
+        step = getattr(loop, "step", None)
+        if step is not None:
+            node["step"] = self.text(step)
+        annotations = getattr(loop, "annotations", None)
+        if annotations is not None and len(annotations):
+            node["annotations"] = attrs_to_json(annotations)
+        return _with_body(node, loop.body)
+
+    def _while(self, loop: Any) -> Expansion:
+        return _with_body({"node_kind": "While", "condition": self.text(loop.condition)}, loop.body)
+
+    def _block(self, block: Any) -> Expansion:
+        node: Dict[str, Any] = {
+            "node_kind": "Block", "name": str(block.name_hint),
+            "iter_vars": [{"name": str(iv.var.name), "kind": _ITER_TYPES.get(int(iv.iter_type), str(iv.iter_type)),
+                           "min": self.text(iv.dom.min), "extent": self.text(iv.dom.extent)}
+                          for iv in block.iter_vars],
+            "reads": [self._region(r) for r in block.reads],
+            "writes": [self._region(r) for r in block.writes],
+        }
+        if len(block.alloc_buffers):
+            node["alloc_buffers"] = [buffer_json(b) for b in block.alloc_buffers]
+        if len(block.match_buffers):
+            node["match_buffers"] = [{"buffer": str(m.buffer.name), "source": self._region(m.source)}
+                                     for m in block.match_buffers]
+        if block.annotations is not None and len(block.annotations):
+            node["annotations"] = attrs_to_json(block.annotations)
+        init = block.init
+        children = [block.body] + ([init] if init is not None else [])
+
+        def build(walk: Walk, ids: List[int]) -> Dict[str, Any]:
+            out = {**node, "body": ids[0]}
+            if len(ids) > 1:
+                out["init"] = ids[1]
+            return out
+        return Expansion(children, build)
+
+    def _block_realize(self, realize: Any) -> Expansion:
+        node: Dict[str, Any] = {"node_kind": "BlockRealize", "iter_values": [self.text(v) for v in realize.iter_values]}
+        predicate = self.text(realize.predicate)
+        if predicate not in (True, 1, "True"):
+            node["predicate"] = predicate
+        return Expansion([realize.block], lambda walk, ids: {**node, "block": ids[0]})
+
+    def _buffer_store(self, store: Any) -> Expansion:
+        node = {"node_kind": "BufferStore", "buffer": str(store.buffer.name),
+                "indices": [self.text(i) for i in store.indices]}
+        return Expansion([store.value], lambda walk, ids: {**node, "value": ids[0]})
+
+    def _seq(self, seq: Any) -> Expansion:
+        return Expansion(list(seq.seq), lambda walk, ids: {"node_kind": "SeqStmt", "seq": ids})
+
+    def _if_then_else(self, stmt: Any) -> Expansion:
+        node = {"node_kind": "IfThenElse", "condition": self.text(stmt.condition)}
+        children = [stmt.then_case] + ([stmt.else_case] if stmt.else_case is not None else [])
+
+        def build(walk: Walk, ids: List[int]) -> Dict[str, Any]:
+            out = {**node, "then_case": ids[0]}
+            if len(ids) > 1:
+                out["else_case"] = ids[1]
+            return out
+        return Expansion(children, build)
+
+    def _let(self, stmt: Any) -> Expansion:
+        return _with_body({"node_kind": "LetStmt", "var": str(stmt.var.name), "value": self.text(stmt.value)},
+                          getattr(stmt, "body", None))
+
+    def _attr_stmt(self, stmt: Any) -> Expansion:
+        node = {"node_kind": "AttrStmt", "attr_key": str(stmt.attr_key), "value": self.text(stmt.value)}
+        target = stmt.node
+        name = getattr(target, "name", None) or getattr(getattr(target, "var", None), "name", None)
+        if name is not None:
+            node["node"] = str(name)
+        return _with_body(node, stmt.body)
+
+    def _assert(self, stmt: Any) -> Expansion:
+        return _with_body({"node_kind": "AssertStmt", "condition": self.text(stmt.condition)},
+                          getattr(stmt, "body", None))
+
+    def _allocate(self, stmt: Any) -> Expansion:
+        buffer = getattr(stmt, "buffer", None)
+        if buffer is not None:
+            node: Dict[str, Any] = {"node_kind": "Allocate", **buffer_json(buffer)}
+        else:  # TVM <= 0.19's Allocate: a data variable, its dtype and extents
+            node = {"node_kind": "Allocate", "name": str(stmt.buffer_var.name), "dtype": str(stmt.dtype),
+                    "shape": [dim_value(e) for e in stmt.extents]}
+            scope = getattr(getattr(stmt.buffer_var, "type_annotation", None), "storage_scope", "")
+            if scope and scope != "global":
+                node["scope"] = str(scope)
+        if type(stmt).__name__ == "DeclBuffer":
+            node["declared"] = True
+        return _with_body(node, getattr(stmt, "body", None))
+
+    def _realize(self, stmt: Any) -> Expansion:
+        # TVM <= 0.19, before storage flattening: a buffer region made real around a body.
+        node = {"node_kind": "Allocate", **buffer_json(stmt.buffer),
+                "shape": [self.text(r.extent) for r in stmt.bounds], "realize": True}
+        return _with_body(node, stmt.body)
+
+    def _evaluate(self, stmt: Any) -> Expansion:
+        return Expansion([stmt.value], lambda walk, ids: {"node_kind": "Evaluate", "value": ids[0]})
+
+    # -- expressions -----------------------------------------------------------------------
+
+    def _buffer_load(self, load: Any) -> Expansion:
+        buffer = getattr(load, "buffer", None) or getattr(load, "source", None)
+        return leaf({"node_kind": "BufferLoad", "buffer": str(getattr(buffer, "name", "?")),
+                     "indices": [self.text(i) for i in load.indices], "type": _scalar_type(load)})
+
+    def _call(self, call: Any) -> Expansion:
+        op = call.op
+        name = str(op.name) if hasattr(op, "name") and type(op).__name__ == "Op" else str(getattr(op, "name_hint", op))
+        ty = _scalar_type(call)
+        return Expansion(list(call.args), lambda walk, ids: {
+            "node_kind": "Call", "op": _op(walk, name), "args": ids, "type": ty})
+
+    def _arith(self, expr: Any) -> Expansion:
+        cls = type(expr).__name__
+        name, ty = _ARITH[cls], _scalar_type(expr)
+        operands = [getattr(expr, f) for f in _OPERANDS.get(cls, ("a", "b"))]
+        return Expansion(operands, lambda walk, ids: {"node_kind": "Call", "op": _op(walk, name), "args": ids,
+                                                      "type": ty})
+
+    def _constant(self, imm: Any) -> Expansion:
+        dtype = prim_dtype(imm)
+        value = scalar_json(bool(imm.value) if dtype == "bool" else imm.value)
+        key = ("Const", dtype, repr(value))
+        return Expansion((), lambda walk, ids: walk.shared(key, lambda: {
+            "node_kind": "Const", "value": value, "dtype": dtype}))
+
+    def _var(self, var: Any) -> Expansion:
+        return leaf({"node_kind": "Var", "name": str(var.name), "dtype": prim_dtype(var), "shape": []})
+
+    def _string(self, imm: Any) -> Expansion:
+        return leaf({"node_kind": "StringImm", "value": str(imm.value)})
+
+
+def _with_body(node: Dict[str, Any], body: Optional[Any]) -> Expansion:
+    if body is None:
+        return leaf(node)
+    return Expansion([body], lambda walk, ids: {**node, "body": ids[0]})
+
+
+def _op(walk: Walk, name: str) -> int:
+    return walk.shared(("Op", name), lambda: {"node_kind": "Op", "name": name})
+
+
+def _scalar_type(expr: Any) -> Dict[str, Any]:
+    return {"dtype": prim_dtype(expr), "shape": []}
+
+
+def _is_one(expr: Any) -> bool:
+    value = getattr(expr, "value", expr)
+    return isinstance(value, int) and value == 1
+
+
+def _plus(lo: Any, extent: Any) -> Any:
+    if isinstance(lo, int) and isinstance(extent, int):
+        return lo + extent
+    if lo == 0:
+        return extent
+    return f"{lo} + {extent}"
