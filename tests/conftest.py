@@ -68,3 +68,28 @@ def resnet18_traced(resnet18: Tuple[Any, Dict[str, Any]], tmp_path_factory: pyte
     mod, params = resnet18
     return trace_build(mod, params=params, target="llvm", opt_level=3,
                        out_dir=tmp_path_factory.mktemp("resnet18") / "trace")
+
+
+@pytest.fixture(scope="session")
+def mlp_optimized(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
+    """Trace directories of ``relay.optimize`` of the MLP (parameters bound): at opt_level 2
+    (``"o2"``), at opt_level 3 (``"o3"``), and at opt_level 3 with FoldConstant disabled
+    (``"nofold"``). Seconds in all; the alignment and ``diff TRACE_A TRACE_B`` tests share them.
+
+    Each compilation gets a module of its own: ``relay.optimize`` binds the parameters into the
+    IRModule it is given, in place, so the session's ``mlp`` is not used."""
+    import tvm
+    import tvm.relay.testing
+    from tvm import relay
+
+    from relayviz_instrument import RelayVizTrace
+
+    root = tmp_path_factory.mktemp("mlp-optimized")
+    out = {}
+    for name, opt_level, disabled in (("o2", 2, []), ("o3", 3, []), ("nofold", 3, ["FoldConstant"])):
+        mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+        trace = RelayVizTrace(root / name)
+        with tvm.transform.PassContext(opt_level=opt_level, instruments=[trace], disabled_pass=disabled):
+            relay.optimize(mod, target="llvm -mtriple=x86_64-linux-gnu", params=params)
+        out[name] = root / name
+    return out
