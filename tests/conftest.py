@@ -13,6 +13,10 @@ from typing import Any, Dict, Tuple
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The relayviz_snapshot fixture: its plugin is registered by the pytest11 entry point once the
+# package is installed; named here too, for a checkout run without reinstalling it.
+pytest_plugins = ["pytester", "relayviz_instrument.snapshot.plugin"]
+
 settings.register_profile("ci", max_examples=100, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("fuzz", max_examples=5000, deadline=None,
