@@ -20,6 +20,7 @@ from .align import ONLY_A, ONLY_B, SAME, AlignedPass, Alignment
 from .builds import ARTIFACT_IRS
 from .diff_view import DiffView, diff_counts
 from .store import PassRecord
+from .trace_view import changed_text
 
 __all__ = ["AlignmentTable", "DivergenceView", "count_line"]
 
@@ -97,14 +98,7 @@ def _side_cells(record: Optional[PassRecord], scratch: bool) -> Tuple[Text, str]
     it worked on a temporary module), and its time."""
     if record is None:
         return Text("—", style="dim"), ""
-    if scratch:
-        changed = Text("scratch", style="dim italic")
-    elif record.error is not None:
-        changed = Text("failed", style="bold red")
-    elif record.changed is None:
-        changed = Text("-", style="dim")
-    else:
-        changed = Text("yes", style="bold") if record.changed else Text("no", style="dim")
+    changed = Text("scratch", style="dim italic") if scratch else changed_text(record)
     return changed, "" if record.ir in ARTIFACT_IRS else f"{record.duration_ms:,.2f}"
 
 
