@@ -22,7 +22,7 @@ from ..align_view import DivergenceView
 from ..diff import diff
 from ..diff_view import DiffView
 from ..errors import RelayVizFormatError
-from .codec import SnapshotFormatError, decode_snapshot, header_versions, pinned_part
+from .codec import SnapshotFormatError, StoredSnapshot, decode_snapshot, header_versions, pinned_part
 
 __all__ = ["explain", "version_note", "LABELS", "UPDATE_HINT"]
 
@@ -54,6 +54,10 @@ def explain(stored: Union[bytes, str, None], received: Union[bytes, str], *, whe
     lines = _version_notes(stored, received)
     if pinned_part(stored) == pinned_part(received):
         return lines + ["the snapshot matches but for the versions in its header"]
+    versions = [_document_version(side) for side in (old, new)]
+    if versions[0] != versions[1]:
+        lines.append(f"note: the snapshot holds RelayViz {versions[0]} documents, this relayviz_instrument writes "
+                     f"{versions[1]}: if nothing else differs, {UPDATE_HINT}")
     if old.header.get("options") != new.header.get("options"):
         return lines + [f"the snapshot was written with options {old.header.get('options')}, the test now "
                         f"asks for {new.header.get('options')}: {UPDATE_HINT}"]
@@ -87,6 +91,13 @@ def version_note(stored: bytes, received: bytes) -> str:
 def _version_notes(stored: bytes, received: bytes) -> List[str]:
     note = version_note(stored, received)
     return [f"note: {note}"] if note else []
+
+
+def _document_version(stored: StoredSnapshot) -> str:
+    """The RelayViz version of a snapshot's modules (``1.1``), ``?`` if it holds none."""
+    for doc in stored.modules.values():
+        return ".".join(str(part) for part in doc.get("version", ["?"]))
+    return "?"
 
 
 def _text(renderable: Any) -> List[str]:
