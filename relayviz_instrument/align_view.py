@@ -1,8 +1,9 @@
 """Rich renderables for an :class:`~relayviz_instrument.align.Alignment`: the side-by-side pass
 table, and the first divergence with its node-level diff and the count of the others.
 
-Both take the names the two sides go by (``A``/``B`` on the command line, ``stored``/``now``
-in a failing regression test). They never compute anything an alignment does not hold.
+Both take the names the two sides go by (``A``/``B`` on the command line, ``the snapshot``
+and ``this run`` in a failing regression test). They never compute anything an alignment does
+not hold.
 """
 
 from __future__ import annotations
