@@ -172,4 +172,5 @@ def _idle_line(pairs: List[AlignedPass], labels: Tuple[str, str]) -> str:
             parts.append(f"only in {label}: {listed}")
     if not total:
         return ""
-    return f"{total} pass event{'s' if total > 1 else ''} that changed nothing ran on one side only ({'; '.join(parts)})"
+    events = f"{total} pass event{'s' if total > 1 else ''}"
+    return f"{events} that changed nothing ran on one side only ({'; '.join(parts)})"

@@ -86,7 +86,8 @@ def test_opt_level_2_against_3_names_the_first_divergent_pass(traces) -> None:
         assert not pair.diverges
         assert (pair.status == SAME or enclosing(pair, first)
                 # an opt_level-3 pass, or the InferType one requires, that changed nothing
-                or (pair.status == ONLY_B and not pair.b.changed and (pair.b.opt_level == 3 or pair.name == "InferType"))
+                or (pair.status == ONLY_B and not pair.b.changed
+                    and (pair.b.opt_level == 3 or pair.name == "InferType"))
                 ), pair.name
     # Later passes run on modules that already differ: they are compared, and diverge only
     # where they did something different.

@@ -19,7 +19,8 @@ Nothing here imports TVM; only ``extension.py`` imports syrupy.
 
 from __future__ import annotations
 
-from .codec import SNAPSHOT_FORMAT, SnapshotFormatError, SnapshotOptions, StoredSnapshot, decode_snapshot, encode_snapshot
+from .codec import (SNAPSHOT_FORMAT, SnapshotFormatError, SnapshotOptions, StoredSnapshot, decode_snapshot,
+                    encode_snapshot)
 from .explain import explain
 
 __all__ = ["SNAPSHOT_FORMAT", "SnapshotOptions", "StoredSnapshot", "SnapshotFormatError", "encode_snapshot",

@@ -155,7 +155,8 @@ def encode_snapshot(obj: Any, options: SnapshotOptions = SnapshotOptions()) -> b
         kind, body = "trace", _trace_body(obj, options)
     else:
         doc = _document(obj)
-        kind = "graph" if doc.get("ir") in ("graph_executor", "nnvm") else "module" if "functions" in doc else "function"
+        kind = ("graph" if doc.get("ir") in ("graph_executor", "nnvm")
+                else "module" if "functions" in doc else "function")
         ref, lines = _module_lines(_normalized(doc, options))
         body = [f"module {ref}: {len(doc['nodes'])} nodes", *lines]
     header = [f"{_MAGIC}{SNAPSHOT_FORMAT}", f"tvm {versions[0]}", f"python {versions[1]}", f"object {kind}",
