@@ -18,7 +18,7 @@ SHELL       := /bin/bash
 # pip's notes about this machine's local index mirrors are noise; keep real errors.
 QUIET_PIP   := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup system-packages demo test bench fuzz schema web clean
+.PHONY: setup system-packages demo test bench fuzz schema snapshots web clean
 
 setup: $(STAMP) $(STAMP_RELAX) system-packages
 
@@ -71,6 +71,11 @@ bench: setup
 	$(PY) benchmarks/bench_html.py
 	$(PY) benchmarks/bench_export.py
 	$(PY_RELAX) benchmarks/bench_relax.py
+
+# Regenerate the golden regression snapshots (snapshots/test_regression/) after an intended change;
+# `make test` checks them. Review the files' diff before committing it.
+snapshots: setup
+	$(PY) -m pytest tests/test_regression.py --snapshot-update $(PYTEST_ARGS)
 
 # Rebuild the HTML report's viewer (relayviz_instrument/html_report/assets/) from web/ with the
 # npm packages pinned in web/package-lock.json. The built files are committed: pip needs no npm.

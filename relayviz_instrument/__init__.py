@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._version import __version__
-from .compare import FileComparison, compare_files
+from .align import AlignedPass, Alignment, align
+from .compare import FileComparison, TraceComparison, compare_files, compare_traces
 from .diff import DIFF_VERSION, GraphDiff, diff
 from .diff_view import DiffView, OpDeltaTable
 from .errors import (GraphJSONError, RelayVizDependencyError, RelayVizError, RelayVizExportError,
@@ -73,6 +74,11 @@ __all__ = [
     "OpDeltaTable",
     "compare_files",
     "FileComparison",
+    "align",
+    "Alignment",
+    "AlignedPass",
+    "compare_traces",
+    "TraceComparison",
     "inspect_graph",
     "GraphReport",
     "summarize_graph",

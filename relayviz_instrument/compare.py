@@ -1,21 +1,25 @@
-"""``compare_files`` and ``compare_pass``: two snapshots (or graph JSON files), or one pass of a
-trace, diffed node by node — the use cases behind ``relayviz diff``."""
+"""``compare_files``, ``compare_pass`` and ``compare_traces``: two snapshots (or graph JSON files)
+or one pass of a trace diffed node by node, and two traces aligned pass by pass — the use cases
+behind ``relayviz diff``."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Union
+from typing import Any, Dict, Optional, Union
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.text import Text
 
+from .align import Alignment, align
+from .align_view import AlignmentTable, DivergenceView
 from .diff import GraphDiff, diff
 from .diff_view import DiffView
 from .errors import RelayVizUsageError
 from .sources import read_document, select_event
 from .store import load_trace
 
-__all__ = ["FileComparison", "compare_files", "compare_pass"]
+__all__ = ["FileComparison", "compare_files", "compare_pass", "TraceComparison", "compare_traces"]
 
 
 @dataclass
@@ -56,3 +60,56 @@ def compare_pass(trace: Union[str, "os.PathLike[str]"], selector: Union[str, int
     before, after = loaded.snapshot_path(record.before), loaded.snapshot_path(record.after)
     return FileComparison(f"{record.name} #{record.index} before ({before.name})", f"after ({after.name})",
                           diff(read_document(before), read_document(after)))
+
+
+@dataclass
+class TraceComparison:
+    """Two traces aligned pass by pass (:func:`~relayviz_instrument.align.align`), with the
+    names to show for them: the side-by-side pass table, then the first divergence."""
+
+    name_a: str
+    name_b: str
+    alignment: Alignment
+    everything: bool = False
+
+    @property
+    def same(self) -> bool:
+        """Whether both ran the same passes with the same outputs: exit status 0 for diff(1)."""
+        return self.alignment.same
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for label, name, trace in (("A", self.name_a, self.alignment.trace_a),
+                                   ("B", self.name_b, self.alignment.trace_b)):
+            line = Text(f"{label}: ", style="bold")
+            line.append(name, style="cyan")
+            line.append(f"  ({len(trace.records)} pass events)", style="dim")
+            yield line
+        yield AlignmentTable(self.alignment, everything=self.everything)
+        yield DivergenceView(self.alignment)
+
+    def to_json(self) -> Dict[str, Any]:
+        """``{a, b, same, pairs, first_divergence, divergences}``; ``docs/json.md`` says what each key holds."""
+        first: Optional[Dict[str, Any]] = None
+        index = self.alignment.first_divergence_index
+        if index is not None:
+            pair = self.alignment.pairs[index]
+            first = {"pair": index, **pair.to_json(), "diff": None if pair.diff is None else pair.diff.to_json()}
+        return {"a": {"trace": self.name_a, "events": len(self.alignment.trace_a.records)},
+                "b": {"trace": self.name_b, "events": len(self.alignment.trace_b.records)},
+                "same": self.same, "pairs": [p.to_json() for p in self.alignment.pairs],
+                "first_divergence": first, "divergences": len(self.alignment.divergences)}
+
+
+def compare_traces(trace_a: Any, trace_b: Any, *, everything: bool = False) -> TraceComparison:
+    """Align two compilations pass by pass: each a trace directory (read with ``load_trace``)
+    or a trace already in memory (a :class:`~relayviz_instrument.RelayVizTrace` or a
+    :class:`~relayviz_instrument.store.Trace`). ``everything`` makes the table list every
+    pair, not only those where something happened."""
+    sides = []
+    for trace in (trace_a, trace_b):
+        if isinstance(trace, (str, os.PathLike)):
+            loaded = load_trace(trace)
+            sides.append((os.fspath(trace), loaded))
+        else:
+            sides.append((str(getattr(trace, "path", None) or "(in memory)"), trace))
+    return TraceComparison(sides[0][0], sides[1][0], align(sides[0][1], sides[1][1]), everything)

@@ -30,7 +30,7 @@ from .names import shorten
 from .store import PassRecord
 
 __all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "select_records", "show_trace",
-           "trace_notes"]
+           "trace_notes", "changed_text"]
 
 
 def select_records(records: Sequence[PassRecord], *, everything: bool = False) -> List[PassRecord]:
@@ -132,6 +132,15 @@ def _members(build: Build, by_index: Mapping[int, PassRecord]) -> List[PassRecor
     return [by_index[i] for i in build.events + [a.index for a in build.artifacts]]
 
 
+def changed_text(record: PassRecord) -> Text:
+    """A pass table's ``changed`` cell: ``yes``, ``no``, ``-`` (not compared) or ``failed``."""
+    if record.error is not None:
+        return Text("failed", style="bold red")
+    if record.changed is None:
+        return Text("-", style="dim")
+    return Text("yes", style="bold") if record.changed else Text("no", style="dim")
+
+
 class PassTable:
     """The pass-by-pass table: name (indented by depth), time, change, node counts, + - ~.
 
@@ -194,12 +203,7 @@ class PassTable:
         name = Text("  " * (r.depth - 1) + r.name, style="bold red" if r.error else None)
         if row.note:
             name.append(f" ({row.note})", style="dim italic")
-        if r.error is not None:
-            changed = Text("failed", style="bold red")
-        elif r.changed is None:
-            changed = Text("-", style="dim")
-        else:
-            changed = Text("yes", style="bold") if r.changed else Text("no", style="dim")
+        changed = changed_text(r)
         if row.nodes is not None:
             nodes = row.nodes
         elif r.nodes_before is None:

@@ -22,6 +22,10 @@ from typing import Any, Dict, Optional, Tuple
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The relayviz_snapshot fixture: its plugin is registered by the pytest11 entry point once the
+# package is installed; named here too, for a checkout run without reinstalling it.
+pytest_plugins = ["pytester", "relayviz_instrument.snapshot.plugin"]
+
 settings.register_profile("ci", max_examples=100, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("fuzz", max_examples=5000, deadline=None,
@@ -174,3 +178,28 @@ def pytest_report_header(config: pytest.Config) -> str:
 #: ``@needs_relax`` / ``@needs_torch`` / ``@needs_tvm_compile``: skip, with the reason, where absent.
 needs_relax = pytest.mark.skipif(not HAS_RELAX, reason="needs a TVM with Relax")
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs PyTorch (installed in the .venv-relax leg)")
+
+
+@pytest.fixture(scope="session")
+def mlp_optimized(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
+    """Trace directories of ``relay.optimize`` of the MLP (parameters bound): at opt_level 2
+    (``"o2"``), at opt_level 3 (``"o3"``), and at opt_level 3 with FoldConstant disabled
+    (``"nofold"``). Seconds in all; the alignment and ``diff TRACE_A TRACE_B`` tests share them.
+
+    Each compilation gets a module of its own: ``relay.optimize`` binds the parameters into the
+    IRModule it is given, in place, so the session's ``mlp`` is not used."""
+    import tvm
+    import tvm.relay.testing
+    from tvm import relay
+
+    from relayviz_instrument import RelayVizTrace
+
+    root = tmp_path_factory.mktemp("mlp-optimized")
+    out = {}
+    for name, opt_level, disabled in (("o2", 2, []), ("o3", 3, []), ("nofold", 3, ["FoldConstant"])):
+        mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+        trace = RelayVizTrace(root / name)
+        with tvm.transform.PassContext(opt_level=opt_level, instruments=[trace], disabled_pass=disabled):
+            relay.optimize(mod, target="llvm -mtriple=x86_64-linux-gnu", params=params)
+        out[name] = root / name
+    return out

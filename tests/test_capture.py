@@ -451,3 +451,18 @@ def test_no_graph_is_recorded_when_nothing_was_built_in_the_with_block(tmp_path)
     from relayviz_instrument.trace_view import trace_notes
 
     assert trace_notes(trace.records) == []  # relay.optimize lowers nothing: no graph is missing
+
+
+def test_a_trace_lets_the_other_side_of_equality_answer():
+    """``assert trace == relayviz_snapshot`` reaches the snapshot (TVM objects would answer False)."""
+    asked = []
+
+    class Snapshot:
+        def __eq__(self, other):
+            asked.append(other)
+            return True
+
+    trace = RelayVizTrace(False)
+    assert trace == Snapshot() and asked == [trace]
+    assert trace == trace and trace != RelayVizTrace(False)
+    assert len({trace, trace}) == 1

@@ -120,3 +120,66 @@ def test_diff_of_a_pass_that_is_not_there_names_the_trace(resnet18_traced, capsy
     assert "no pass event #99999" in capsys.readouterr().err
     assert main(["diff", str(trace.path)]) == 2
     assert "give two snapshots" in capsys.readouterr().err
+
+
+# -- relayviz diff TRACE_A TRACE_B: two compilations aligned pass by pass --------------------
+
+
+def test_diff_of_opt_level_2_and_3_names_the_first_divergent_pass(mlp_optimized, capsys) -> None:
+    assert main(["diff", str(mlp_optimized["o2"]), str(mlp_optimized["o3"])]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"A: {mlp_optimized['o2']}  (81 pass events)"
+    assert lines[1] == f"B: {mlp_optimized['o3']}  (99 pass events)"
+    header = lines[2].split()
+    assert header == ["pass", "A", "ms", "B", "ms", "outputs"]
+    rows = {line.split()[0]: line for line in lines[4:] if line.startswith("  ") and "only B" in line}
+    assert "—" in rows["CanonicalizeOps"] and "yes" in rows["CanonicalizeOps"]
+    first = lines.index(next(line for line in lines if line.startswith("first divergence: ")))
+    assert lines[first].startswith("first divergence: CanonicalizeOps (#") and lines[first].endswith(
+        " in B) ran only in B")
+    assert lines[first + 1].startswith("A's module → B's module after CanonicalizeOps  25 → 25 nodes  +")
+    assert "└── replaced ×3  nn.bias_add → add" in lines[first + 2:]
+    assert "later divergence" in lines[-1] or "later divergence" in " ".join(lines[-2:])
+
+
+def test_diff_of_a_trace_with_itself_reports_no_divergence_and_exits_0(mlp_optimized, capsys) -> None:
+    trace = str(mlp_optimized["o3"])
+    assert main(["diff", trace, trace]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("no divergence: A and B ran the same passes and left the same modules")
+    assert "first divergence" not in out
+
+
+def test_diff_of_two_traces_as_json(mlp_optimized, capsys) -> None:
+    assert main(["diff", str(mlp_optimized["o3"]), str(mlp_optimized["nofold"]), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"a", "b", "same", "pairs", "first_divergence", "divergences"}
+    assert out["same"] is False and out["a"]["trace"] == str(mlp_optimized["o3"])
+    first = out["first_divergence"]
+    assert (first["name"], first["status"], first["b"]) == ("FoldConstant", "only A", None)
+    assert out["pairs"][first["pair"]]["name"] == "FoldConstant"
+    assert first["diff"]["summary"] == out["pairs"][first["pair"]]["summary"]
+    assert out["divergences"] == sum(1 for p in out["pairs"] if p["diverges"]) >= 1
+    assert {p["status"] for p in out["pairs"]} == {"same", "different", "only A"}
+
+
+def test_diff_all_lists_every_pair(mlp_optimized, capsys) -> None:
+    trace = str(mlp_optimized["o3"])
+    main(["diff", trace, trace])
+    short = capsys.readouterr().out.splitlines()
+    main(["diff", trace, trace, "--all"])
+    full = capsys.readouterr().out.splitlines()
+    hidden = int(next(line for line in short if "more pass events" in line).split()[0])
+    assert len(full) == len(short) + hidden - 1 and not any("more pass events" in line for line in full)
+
+
+def test_diff_of_a_trace_and_a_file_or_a_plain_directory_is_status_2(mlp_optimized, snapshots, capsys) -> None:
+    assert main(["diff", str(mlp_optimized["o3"]), "a.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{mlp_optimized['o3']} is a directory and the other is not" in err
+    (snapshots / "empty").mkdir()
+    assert main(["diff", str(mlp_optimized["o3"]), "empty"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "empty: not a trace directory" in err
+    assert main(["diff", str(mlp_optimized["o3"]), str(mlp_optimized["o2"]), "--pass", "FuseOps"]) == 2
+    assert "give two snapshots" in capsys.readouterr().err

@@ -44,7 +44,7 @@ def outputs(resnet18_traced) -> Any:
     return trace
 
 
-def test_every_key_of_every_json_output_is_documented(outputs, capsys, tmp_path) -> None:
+def test_every_key_of_every_json_output_is_documented(outputs, mlp_optimized, capsys, tmp_path) -> None:
     trace = outputs
     found = set()
     for argv in (["show", str(trace.path), "--json"], ["report", str(trace.path), "--json"],
@@ -57,13 +57,15 @@ def test_every_key_of_every_json_output_is_documented(outputs, capsys, tmp_path)
     graph = next(r for r in trace.records if r.ir == "graph_executor")
     main(["diff", str(trace.path), "--pass", "FuseOps", "--json"])
     found |= set(keys(json.loads(capsys.readouterr().out)))
+    main(["diff", str(mlp_optimized["o2"]), str(mlp_optimized["o3"]), "--json"])
+    found |= set(keys(json.loads(capsys.readouterr().out)))
     built = tmp_path / "graph.json"
     from relayviz_instrument.export import write_netron
 
     write_netron(trace.snapshot(graph.after), built)
     main(["inspect", str(built), "--json"])
     found |= set(keys(json.loads(capsys.readouterr().out)))
-    assert {"records", "passes", "operators", "inputs", "module"} <= found  # the walk saw every output
+    assert {"records", "passes", "operators", "inputs", "module", "pairs"} <= found  # the walk saw every output
     missing = sorted(found - DOCUMENTED - {"type"} | ({"type"} - DOCUMENTED))
     assert not missing, f"keys printed but not described in docs/json.md: {missing}"
 

@@ -107,6 +107,19 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._overhead = 0.0
         super().__init__()
 
+    # -- comparing (``assert trace == relayviz_snapshot``) -------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        """A trace is equal to itself; compared with anything else (a regression snapshot),
+        it lets the other side answer, as Python does when ``==`` returns NotImplemented.
+        TVM's objects answer ``==`` by identity themselves and never ask the other side."""
+        if isinstance(other, RelayVizTrace):
+            return self is other
+        return NotImplemented  # type: ignore[return-value]
+
+    def __hash__(self) -> int:
+        return id(self)
+
     # -- reading the trace ------------------------------------------------------------------
 
     def snapshot(self, ref: str) -> Dict[str, Any]:
