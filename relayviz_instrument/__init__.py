@@ -18,7 +18,7 @@ from ._version import __version__
 from .compare import FileComparison, compare_files
 from .diff import DIFF_VERSION, GraphDiff, diff
 from .diff_view import DiffView, OpDeltaTable
-from .errors import (GraphJSONError, RelayVizDependencyError, RelayVizError, RelayVizExportError,
+from .errors import (CompilationInterrupted, GraphJSONError, RelayVizDependencyError, RelayVizError, RelayVizExportError,
                      RelayVizFormatError, RelayVizIOError, RelayVizSerializeError, RelayVizTraceError,
                      RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning, UnknownNodeKindWarning)
 from .export import export, write_netron
@@ -34,12 +34,13 @@ from .store import PassRecord, Trace, load_trace
 from .trace_view import PassTable, TraceOverview, TraceSummary, show_trace
 
 if TYPE_CHECKING:  # imported lazily at run time (they import TVM): see __getattr__
-    from .capture import RelayVizTrace, trace_build
+    from .capture import RelayVizBisect, RelayVizTrace, trace_build
 
 __all__ = [
     "__version__",
     # capture
     "RelayVizTrace",
+    "RelayVizBisect",
     "trace_build",
     # serialize and the format
     "to_relayviz",
@@ -92,9 +93,10 @@ __all__ = [
     "RelayVizWarning",
     "UnknownNodeKindWarning",
     "TraceIncompleteWarning",
+    "CompilationInterrupted",
 ]
 
-_LAZY = {"RelayVizTrace": "capture", "trace_build": "capture"}
+_LAZY = {"RelayVizTrace": "capture", "RelayVizBisect": "capture", "trace_build": "capture"}
 
 
 def __getattr__(name: str) -> object:  # PEP 562: TVM is imported only when the instrument is asked for

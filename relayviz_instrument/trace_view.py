@@ -94,6 +94,11 @@ class TraceSummary:
         for r in records:
             if r.error is not None and not any(c.error is not None and c.parent == r.index for c in records):
                 yield Text(f"pass {r.name} (#{r.index}) failed: {r.error.splitlines()[0]}", style="bold red")
+        skipped = [r for r in records if r.skipped]
+        if skipped:
+            ran = sum(1 for r in records if r.bisect is not None and not r.skipped)
+            yield Text(f"{len(skipped)} pass events skipped by RelayVizBisect (limit {ran}), from #{skipped[0].index} "
+                       f"{skipped[0].name} on; `relayviz show --all` marks them", style="bold yellow")
         for note in trace_notes(records) if self.notes is None else self.notes:
             yield Text("note: " + note, style="yellow")
 
@@ -193,6 +198,8 @@ class PassTable:
             name.append(f" ({row.note})", style="dim italic")
         if r.error is not None:
             changed = Text("failed", style="bold red")
+        elif r.skipped:
+            changed = Text("skipped", style="italic yellow")
         elif r.changed is None:
             changed = Text("-", style="dim")
         else:

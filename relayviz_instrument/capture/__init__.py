@@ -3,6 +3,8 @@
     instrument.py   RelayVizTrace: TVM's callbacks -> pass records, snapshots through the sink
     policy.py       SnapshotPolicy: reuse the previous snapshot or take a new one
     build.py        trace_build: relay.build under a new trace, with its graph recorded
+    reproducer.py   what relayviz replay needs to run a pass again: kept, and made again
+    bisect.py       RelayVizBisect: skip every pass after the first N (should_run)
 
 Use it as any TVM pass instrument::
 
@@ -14,8 +16,9 @@ Use it as any TVM pass instrument::
 
 from __future__ import annotations
 
+from .bisect import RelayVizBisect
 from .build import trace_build
 from .instrument import RelayVizTrace
 from .policy import Snapshot, SnapshotPolicy
 
-__all__ = ["RelayVizTrace", "trace_build", "SnapshotPolicy", "Snapshot"]
+__all__ = ["RelayVizTrace", "RelayVizBisect", "trace_build", "SnapshotPolicy", "Snapshot"]
