@@ -202,7 +202,8 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
             line = None
         if not (isinstance(line, dict) and isinstance(line.get("type"), str)):
             if i == last:
-                problems.append("the manifest's last line is cut short (the process stopped while writing)")
+                problems.append("the manifest's last line is cut short (the process stopped, or the disk filled, "
+                                "while it was written)")
                 break
             raise RelayVizTraceError(f"{at}: not a manifest record; the file is corrupt") from None
         kind = line["type"]
@@ -241,7 +242,8 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
             problems.extend(found)
     ordered = [records[i] for i in sorted(records)]
     if not closed:
-        problems.append("the trace has no closing record: the process stopped during the compilation")
+        problems.append("the trace has no closing record: the process stopped during the compilation "
+                        "(or the manifest could not be written to its end)")
     for record in ordered:
         if record.index in ended:
             continue
