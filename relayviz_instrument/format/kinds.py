@@ -45,6 +45,7 @@ class FieldKind(enum.Enum):
     VALUE = "value"  # a constant's value: scalar, small array or digest
     STRS = "strs"  # a list of strings
     SIGNATURE = "signature"  # a PrimFunc's parameters: [{"name", "dtype", "shape"?}]
+    GRAPH = "graph"  # the graph JSON node a Var or Call came from: {"node", "name", "storage_id", ...}
     ANY = "any"
 
 
@@ -101,14 +102,14 @@ KIND_LIST: Tuple[NodeKind, ...] = (
         _f("shape", FieldKind.SHAPE, required=False),
         _f("type", _TYPE, required=False, since=_V11),
         _f("virtual_device", FieldKind.ATTRS, required=False, since=_V11),
-        _f("graph", FieldKind.ATTRS, required=False, since=_V11),
+        _f("graph", FieldKind.GRAPH, required=False, since=_V11),
     ), (1, 0), "a variable; tensor-typed ones carry dtype and shape, others a type object"),
     NodeKind("Call", (
         _f("op", _R, targets="callable"),
         _f("args", _RS, targets="expr"),
         _f("attrs", FieldKind.ATTRS, required=False, since=_V11),
         _f("type", _TYPE, required=False, since=_V11),
-        _f("graph", FieldKind.ATTRS, required=False, since=_V11),
+        _f("graph", FieldKind.GRAPH, required=False, since=_V11),
     ), (1, 0), "a call of an operator, a function, a global or a constructor"),
     NodeKind("Op", (
         _f("name", FieldKind.STR),
