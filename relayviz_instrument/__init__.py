@@ -27,6 +27,8 @@ from .graph_inspect import GraphSummary, summarize_graph
 from .graph_json import from_graph_json, to_graph_executor_json
 from .inspect_view import GraphReport, inspect_graph
 from .pass_diffs import PassDiffs
+from .bisection import BisectResult, bisect_command
+from .replay import ReplayResult, replay_event
 from .report import TraceReport, report_trace
 from .serialize import dumps, to_relayviz
 from .sources import read_document
@@ -75,6 +77,10 @@ __all__ = [
     "FileComparison",
     "inspect_graph",
     "GraphReport",
+    "replay_event",
+    "ReplayResult",
+    "bisect_command",
+    "BisectResult",
     "summarize_graph",
     "GraphSummary",
     # export

@@ -47,13 +47,18 @@ def _check_ref(root: Path, ref: Any, what: str) -> None:
 
 
 def read_module(root: Path, ref: str) -> bytes:
-    """The ``tvm.ir.save_json`` text (bytes) of the module kept under ``ref`` in ``root``."""
+    """The ``tvm.ir.save_json`` text (bytes) of the module kept under ``ref`` in ``root``,
+    checked against its digest (the reference is the digest of the text)."""
     _check_ref(root, ref, "module")
     path = root / MODULES / f"{ref}.json{ZSTD_SUFFIX}"
     if not path.is_file():
         raise RelayVizTraceError(f"{root}: module {ref} is missing from {MODULES}/; the trace directory "
                                  "is incomplete")
-    return read_input(path)
+    data = read_input(path)
+    if snapshot_ref(data) != ref:  # TVM's load_json may crash the process on damaged JSON: never pass it any
+        raise RelayVizTraceError(f"{path}: the kept module is damaged (its content does not match its digest); "
+                                 "it cannot be replayed")
+    return data
 
 
 def read_snapshot(root: Path, ref: str) -> Dict[str, Any]:
