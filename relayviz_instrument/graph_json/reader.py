@@ -11,6 +11,7 @@ mapping is described in ``docs/graph_json.md``. It never imports TVM and never w
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
@@ -158,7 +159,8 @@ class _GraphReader:
         n = len(self.nodes)
         if not (isinstance(entry, list) and len(entry) in (2, 3) and all(_is_int(v) for v in entry)):
             raise self.fail("an entry must be a list [node_id, index, version] of integers, not "
-                            + (orjson.dumps(entry).decode()[:60] if isinstance(entry, list) else _describe(entry)),
+                            + (json.dumps(entry, separators=(",", ":"), default=repr)[:60] if isinstance(entry, list)
+                               else _describe(entry)),
                             where)
         nid, index = entry[0], entry[1]
         if nid < 0:
