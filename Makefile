@@ -18,7 +18,7 @@ SHELL       := /bin/bash
 # pip's notes about this machine's local index mirrors are noise; keep real errors.
 QUIET_PIP   := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup system-packages demo test bench fuzz schema snapshots web clean
+.PHONY: setup system-packages demo test bench fuzz scale schema snapshots web clean
 
 setup: $(STAMP) $(STAMP_RELAX) system-packages
 
@@ -71,6 +71,7 @@ bench: setup
 	$(PY) benchmarks/bench_html.py
 	$(PY) benchmarks/bench_export.py
 	$(PY_RELAX) benchmarks/bench_relax.py
+	$(PY) benchmarks/bench_reproducer.py --repeat 3
 
 # Regenerate the golden regression snapshots (snapshots/test_regression/) after an intended change;
 # `make test` checks them. Review the files' diff before committing it.
@@ -82,8 +83,20 @@ snapshots: setup
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
+# Bad input: hypothesis with 5,000 inputs a test, then the atheris target for FUZZ_SECONDS
+# (libFuzzer prints "Done N runs"; an input that lets a foreign exception out is written to
+# build/fuzz-crashes/ and fails the target).
+FUZZ_SECONDS ?= 600
 fuzz: setup
-	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -m "not slow" tests/test_format.py $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -p no:cacheprovider -m "not slow" tests/test_format.py \
+	  tests/test_graph_json.py tests/test_fuzz_readers.py $(PYTEST_ARGS)
+	mkdir -p build/fuzz-crashes
+	test -d build/fuzz-corpus || $(PY) fuzz/fuzz_readers.py --make-corpus build/fuzz-corpus
+	$(PY) fuzz/fuzz_readers.py -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz-crashes/ build/fuzz-corpus
+
+# The largest inputs (100,000 lets, 1,000,000 nodes): time and peak memory of each stage.
+scale: setup
+	$(PY) benchmarks/bench_scale.py
 
 # Regenerate the shipped JSON Schema from the kind tables in relayviz_instrument/format/kinds.py.
 schema: setup

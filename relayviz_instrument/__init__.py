@@ -19,7 +19,7 @@ from .align import AlignedPass, Alignment, align
 from .compare import FileComparison, TraceComparison, compare_files, compare_traces
 from .diff import DIFF_VERSION, GraphDiff, diff
 from .diff_view import DiffView, OpDeltaTable
-from .errors import (GraphJSONError, RelayVizDependencyError, RelayVizError, RelayVizExportError,
+from .errors import (CompilationInterrupted, GraphJSONError, RelayVizDependencyError, RelayVizError, RelayVizExportError,
                      RelayVizFormatError, RelayVizIOError, RelayVizSerializeError, RelayVizTraceError,
                      RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning, UnknownNodeKindWarning)
 from .export import export, write_netron
@@ -28,6 +28,8 @@ from .graph_inspect import GraphSummary, summarize_graph
 from .graph_json import from_graph_json, to_graph_executor_json
 from .inspect_view import GraphReport, inspect_graph
 from .pass_diffs import PassDiffs
+from .bisection import BisectResult, bisect_command
+from .replay import ReplayResult, replay_event
 from .report import TraceReport, report_trace
 from .serialize import dumps, to_relayviz
 from .sources import read_document
@@ -35,12 +37,13 @@ from .store import PassRecord, Trace, load_trace
 from .trace_view import PassTable, TraceOverview, TraceSummary, show_trace
 
 if TYPE_CHECKING:  # imported lazily at run time (they import TVM): see __getattr__
-    from .capture import RelayVizTrace, trace_build, trace_compile
+    from .capture import RelayVizBisect, RelayVizTrace, trace_build, trace_compile
 
 __all__ = [
     "__version__",
     # capture
     "RelayVizTrace",
+    "RelayVizBisect",
     "trace_build",
     "trace_compile",
     # serialize and the format
@@ -81,6 +84,10 @@ __all__ = [
     "TraceComparison",
     "inspect_graph",
     "GraphReport",
+    "replay_event",
+    "ReplayResult",
+    "bisect_command",
+    "BisectResult",
     "summarize_graph",
     "GraphSummary",
     # export
@@ -99,9 +106,10 @@ __all__ = [
     "RelayVizWarning",
     "UnknownNodeKindWarning",
     "TraceIncompleteWarning",
+    "CompilationInterrupted",
 ]
 
-_LAZY = {"RelayVizTrace": "capture", "trace_build": "capture", "trace_compile": "capture"}
+_LAZY = {"RelayVizTrace": "capture", "RelayVizBisect": "capture", "trace_build": "capture", "trace_compile": "capture"}
 
 
 def __getattr__(name: str) -> object:  # PEP 562: TVM is imported only when the instrument is asked for

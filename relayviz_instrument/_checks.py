@@ -7,9 +7,14 @@ from typing import Any
 __all__ = ["is_int", "json_type_name"]
 
 
+#: The integers JSON files carry here: orjson reads and writes integers of 64 bits at most.
+_INT_RANGE = (-(2 ** 63), 2 ** 64 - 1)
+
+
 def is_int(value: Any) -> bool:
-    """True for a JSON integer (``bool`` is an ``int`` to Python, not to JSON)."""
-    return isinstance(value, int) and not isinstance(value, bool)
+    """True for a JSON integer (``bool`` is an ``int`` to Python, not to JSON) of 64 bits at
+    most (an object built in Python may hold larger ones, which no file here can carry)."""
+    return isinstance(value, int) and not isinstance(value, bool) and _INT_RANGE[0] <= value <= _INT_RANGE[1]
 
 
 def json_type_name(value: Any) -> str:
@@ -19,6 +24,8 @@ def json_type_name(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, int) and not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
+        return f"an integer of {value.bit_length()} bits (at most 64 fit)"
     if isinstance(value, (int, float)):
         return f"the number {value!r}"
     if isinstance(value, str):

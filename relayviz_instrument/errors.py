@@ -13,6 +13,8 @@ already catch ``ValueError`` or ``OSError`` keep working::
     ├── RelayVizExportError        (ValueError)    a document another tool's format cannot hold
     └── RelayVizDependencyError    (ImportError)   an optional dependency that is not installed
 
+    CompilationInterrupted         (KeyboardInterrupt, Exception)   Ctrl-C carried through TVM
+
     RelayVizWarning                (UserWarning)
     ├── UnknownNodeKindWarning                      a node kind from a newer minor version, kept as is
     ├── TraceIncompleteWarning                      the instrument failed; the compilation went on
@@ -36,6 +38,7 @@ __all__ = [
     "RelayVizSerializeError",
     "RelayVizExportError",
     "RelayVizDependencyError",
+    "CompilationInterrupted",
     "RelayVizWarning",
     "UnknownNodeKindWarning",
     "TraceIncompleteWarning",
@@ -118,6 +121,17 @@ class RelayVizExportError(RelayVizError, ValueError):
 class RelayVizDependencyError(RelayVizError, ImportError):
     """An optional dependency is missing; the message carries the install command."""
 
+
+class CompilationInterrupted(KeyboardInterrupt, Exception):
+    """Ctrl-C (a ``KeyboardInterrupt``) that arrived while the pass instrument's code ran.
+
+    TVM's FFI drops a ``KeyboardInterrupt`` raised inside a Python callback: the compilation
+    goes on, or TVM crashes. Being an ``Exception`` too, this one is carried by TVM to the
+    code that started the compilation, where ``except KeyboardInterrupt`` catches it.
+    ``original`` is the interrupt that arrived.
+    """
+
+    original: Optional[BaseException] = None
 
 
 #: The CLI's exit status for each error class (the most specific class that matches wins).

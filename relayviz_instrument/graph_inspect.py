@@ -55,18 +55,23 @@ def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = ()
             field="ir",
             hint="inspect the file written by `relayviz export SNAPSHOT --to netron -o FILE.json`")
     nodes = doc["nodes"]
-    main = nodes[doc["functions"]["main"]]
-    view = _GraphEntries(nodes)
+    main_id = doc.get("functions", {}).get("main")
+    if main_id is None or nodes[main_id]["node_kind"] != "Function":
+        raise _not_a_graph("it has no function 'main'", source, field="functions.main")
+    main = nodes[main_id]
+    view = _GraphEntries(nodes, source)
 
     operators, node_ids = [], []
     calls = [nid for nid, node in enumerate(nodes) if node["node_kind"] == "Call"]
     for nid in sorted(calls, key=view.order):
         node_ids.append(view.order(nid)[0])
         call = nodes[nid]
+        if nodes[call["op"]]["node_kind"] != "Op":
+            raise _not_a_graph(f"calls a {nodes[call['op']]['node_kind']}, not an operator", source, nid, "op")
         inputs = []
-        for arg in call["args"]:
-            producer, index = view.entry(arg)
-            shape, dtype = view.output_types(producer)[index]
+        for k, arg in enumerate(call["args"]):
+            producer, index = view.entry(arg, nid, f"args[{k}]")
+            shape, dtype = view.output(producer, index, nid, f"args[{k}]")
             inputs.append({"node": view.name(producer), "index": index, "shape": shape, "dtype": dtype})
         storage = call.get("graph", {}).get("storage_id")
         outputs = [{"shape": shape, "dtype": dtype, "storage_id": storage[k] if storage else None}
@@ -79,9 +84,9 @@ def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = ()
     body = nodes[main["body"]]
     heads = body["fields"] if body["node_kind"] == "Tuple" else [main["body"]]
     outputs = []
-    for head in heads:
-        producer, index = view.entry(head)
-        shape, dtype = view.output_types(producer)[index]
+    for k, head in enumerate(heads):
+        producer, index = view.entry(head, main_id, f"body[{k}]")
+        shape, dtype = view.output(producer, index, main_id, f"body[{k}]")
         outputs.append({"node": view.name(producer), "index": index, "shape": shape, "dtype": dtype})
     names = set(param_names)
     return GraphSummary(operators=operators,
@@ -94,8 +99,9 @@ class _GraphEntries:
     """The entries of a graph document: which node and output a reference stands for, its
     name, and the shapes and dtypes of its outputs."""
 
-    def __init__(self, nodes: List[Dict[str, Any]]) -> None:
+    def __init__(self, nodes: List[Dict[str, Any]], source: str) -> None:
         self.nodes = nodes
+        self.source = source
         self.used: Dict[int, int] = {}  # node id -> outputs its consumers take, when untyped
         for node in nodes:
             if node["node_kind"] == "TupleGetItem":
@@ -105,12 +111,23 @@ class _GraphEntries:
     def order(self, nid: int) -> Tuple[int, int]:
         return (self.nodes[nid].get("graph", {}).get("node", nid), nid)
 
-    def entry(self, nid: int) -> Tuple[int, int]:
-        """The (producer node, output index) a reference stands for."""
+    def entry(self, nid: int, user: int, field: str) -> Tuple[int, int]:
+        """The (producer node, output index) a reference from ``user``'s ``field`` stands for."""
         node = self.nodes[nid]
-        if node["node_kind"] == "TupleGetItem":
-            return node["tuple_value"], node["index"]
-        return nid, 0
+        producer, index = (node["tuple_value"], node["index"]) if node["node_kind"] == "TupleGetItem" else (nid, 0)
+        kind = self.nodes[producer]["node_kind"]
+        if kind not in ("Var", "Call"):
+            raise _not_a_graph(f"refers to a {kind}: a graph node's inputs are inputs, parameters or "
+                               "operator outputs", self.source, user, field)
+        return producer, index
+
+    def output(self, producer: int, index: int, user: int, field: str) -> _Tensor:
+        """Output ``index`` of ``producer``, as ``user``'s ``field`` uses it."""
+        outputs = self.output_types(producer)
+        if not 0 <= index < len(outputs):
+            raise _not_a_graph(f"takes output {index} of node {producer}, which has {len(outputs)}",
+                               self.source, user, field)
+        return outputs[index]
 
     def name(self, nid: int) -> str:
         node = self.nodes[nid]
@@ -131,3 +148,7 @@ class _GraphEntries:
         fields = ty["fields"] if ty.get("kind") == "tuple" else [ty]
         return [(f.get("shape"), f.get("dtype")) for f in fields]
 
+
+def _not_a_graph(message: str, source: str, node: Optional[int] = None, field: Optional[str] = None) -> RelayVizFormatError:
+    return RelayVizFormatError(message, source=source, node=node, field=field,
+                               hint="inspect reads the graphs relayviz makes of graph executor or NNVM JSON")

@@ -94,6 +94,11 @@ class TraceSummary:
         for r in records:
             if r.error is not None and not any(c.error is not None and c.parent == r.index for c in records):
                 yield Text(f"pass {r.name} (#{r.index}) failed: {r.error.splitlines()[0]}", style="bold red")
+        skipped = [r for r in records if r.skipped]
+        if skipped:
+            ran = sum(1 for r in records if r.bisect is not None and not r.skipped)
+            yield Text(f"{len(skipped)} pass events skipped by RelayVizBisect (limit {ran}), from #{skipped[0].index} "
+                       f"{skipped[0].name} on; `relayviz show --all` marks them", style="bold yellow")
         for note in trace_notes(records) if self.notes is None else self.notes:
             yield Text("note: " + note, style="yellow")
 
@@ -133,9 +138,11 @@ def _members(build: Build, by_index: Mapping[int, PassRecord]) -> List[PassRecor
 
 
 def changed_text(record: PassRecord) -> Text:
-    """A pass table's ``changed`` cell: ``yes``, ``no``, ``-`` (not compared) or ``failed``."""
+    """A pass table's ``changed`` cell: ``yes``, ``no``, ``-`` (not compared), ``skipped`` or ``failed``."""
     if record.error is not None:
         return Text("failed", style="bold red")
+    if record.skipped:
+        return Text("skipped", style="italic yellow")
     if record.changed is None:
         return Text("-", style="dim")
     return Text("yes", style="bold") if record.changed else Text("no", style="dim")

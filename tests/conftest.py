@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
+import sys
 from typing import Any, Dict, Optional, Tuple
 
 import pytest
@@ -31,6 +32,14 @@ settings.register_profile("ci", max_examples=100, deadline=None,
 settings.register_profile("fuzz", max_examples=5000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How many damaged inputs the readers were given (tests/fuzzing.py counts them)."""
+    fuzzing = sys.modules.get("fuzzing")
+    if fuzzing is not None and fuzzing.COUNTS["inputs"]:
+        terminalreporter.write_line(f"readers fuzzed: {fuzzing.COUNTS['inputs']} damaged inputs tried, "
+                                    f"{fuzzing.COUNTS['escapes']} escapes")
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,8 @@
     policy.py       SnapshotPolicy: reuse the previous snapshot or take a new one
     build.py        trace_build: relay.build under a new trace, with its graph recorded;
                     trace_compile: a Relax pipeline and tvm.compile under a new trace
+    reproducer.py   what relayviz replay needs to run a pass again: kept, and made again
+    bisect.py       RelayVizBisect: skip every pass after the first N (should_run)
 
 Use it as any TVM pass instrument::
 
@@ -15,8 +17,10 @@ Use it as any TVM pass instrument::
 
 from __future__ import annotations
 
+from .bisect import RelayVizBisect
 from .build import compile_relax, trace_build, trace_compile
 from .instrument import RelayVizTrace
 from .policy import Snapshot, SnapshotPolicy
 
-__all__ = ["RelayVizTrace", "trace_build", "trace_compile", "compile_relax", "SnapshotPolicy", "Snapshot"]
+__all__ = ["RelayVizTrace", "RelayVizBisect", "trace_build", "trace_compile", "compile_relax", "SnapshotPolicy",
+           "Snapshot"]

@@ -7,7 +7,19 @@ instrument (a serializer bug, a full disk, an unwritable directory) becomes one
 :class:`TraceIncompleteWarning` naming the pass, the trace is marked incomplete, the
 instrument stops recording, and the compilation goes on exactly as without it. With
 ``strict=True`` the exception propagates instead. The instrument never implements
-``should_run``, so it cannot skip a pass.
+``should_run``, so it cannot skip a pass (:class:`~relayviz_instrument.capture.RelayVizBisect`
+does, and tells the trace what it skipped).
+
+Ctrl-C is the one exception the instrument does not keep to itself: TVM's FFI drops a
+``KeyboardInterrupt`` raised inside a Python callback (the compilation goes on, or TVM
+crashes), so one that arrives while a callback runs is raised again as
+:class:`~relayviz_instrument.errors.CompilationInterrupted`, a ``KeyboardInterrupt`` TVM carries
+to the caller. Whatever point a callback stopped at, the pass context's exit ends every event
+that began, so the manifest never holds an event left half-open.
+
+When a pass raises, the trace also keeps that pass's input module as ``tvm.ir.save_json``
+wrote it, with the PassContext and the target (``reproducer.py``): written only then, it
+costs nothing otherwise. ``keep_modules`` keeps them before chosen passes run as well.
 """
 
 from __future__ import annotations
@@ -19,21 +31,25 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Tuple, Union
 
 import tvm
 
 from .._version import __version__
-from ..errors import (RelayVizDependencyError, RelayVizSerializeError, RelayVizTraceError, RelayVizUsageError,
-                      TraceIncompleteWarning)
+from ..errors import (CompilationInterrupted, RelayVizDependencyError, RelayVizError, RelayVizSerializeError,
+                      RelayVizTraceError, RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
 from ..serialize.values import object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .policy import Snapshot, SnapshotPolicy
+from .reproducer import replay_facts
 
 __all__ = ["RelayVizTrace"]
 
+#: An error text longer than this keeps its start and its end (where TVM puts the message).
 _ERROR_CHARS = 4000
+#: The callbacks of a pass instrument, to tell an exception another instrument raised.
+_CALLBACKS = frozenset({"enter_pass_ctx", "exit_pass_ctx", "should_run", "run_before_pass", "run_after_pass"})
 #: The dialects the instrument snapshots by default; TIR-only modules only with ``tir=True``.
 _SNAPSHOT_IRS = frozenset({"relay", "relax"})
 
@@ -44,6 +60,11 @@ class _OpenPass:
     before: Optional[Snapshot]
     started: float = 0.0
     overhead_at_start: float = 0.0
+    #: The pass's input module, and the PassContext and target current when it began: what a
+    #: reproducer needs if the pass raises (references only; nothing is copied unless it does).
+    mod: Any = None
+    context: Any = None
+    target: Any = None
 
 
 class _PlainAttributes:
@@ -65,6 +86,10 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     that hold only TIR PrimFuncs. ``strict``: let exceptions inside the instrument
     propagate. ``full_values``: write every constant's values. ``progress``: called with
     each :class:`PassRecord` when its pass ends (the CLI uses it for its progress display).
+    ``keep_modules``: regular expressions on pass names whose input module is kept in TVM's
+    own form (``tvm.ir.save_json``) before the pass runs, so that ``relayviz replay --pass``
+    can run them again; it copies every weight bound in the module, once per distinct module.
+    The input of a pass that raises is kept in any case.
 
     The graph ``relay.build`` returns is not a pass's output: record it with
     :meth:`record_graph` (``trace_build`` does).
@@ -80,12 +105,14 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         strict: bool = False,
         full_values: bool = False,
         progress: Optional[Callable[[PassRecord], None]] = None,
+        keep_modules: Union[str, Sequence[str], None] = None,
     ) -> None:
         if out_dir is True:
             raise RelayVizUsageError("out_dir must be a path, None (a new relayviz-trace/<timestamp>/) or False")
         self._out_dir = out_dir
         self._passes = _compile(passes, "passes")
         self._exclude = _compile(exclude, "exclude")
+        self._keep = _compile(keep_modules, "keep_modules")
         self.tir = tir
         self.strict = strict
         self.full_values = full_values
@@ -105,6 +132,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._finished = False
         self._disabled = False
         self._overhead = 0.0
+        #: A RelayVizBisect's number for the pass about to begin: ``(PassInfo, number)``.
+        self._bisect_next: Optional[Tuple[Any, int]] = None
         super().__init__()
 
     # -- comparing (``assert trace == relayviz_snapshot``) -------------------------------------
@@ -205,6 +234,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self._open()
         except Exception as exc:  # never take the compilation down
             self._fail(exc, "(entering the pass context)")
+        except BaseException as exc:
+            raise self._interrupted(exc, "(entering the pass context)") from exc
         finally:
             self._overhead += time.perf_counter() - started
 
@@ -218,6 +249,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 self._close_open_passes(sys.exc_info()[1])
         except Exception as exc:
             self._fail(exc, "(leaving the pass context)")
+        except BaseException as exc:
+            raise self._interrupted(exc, "(leaving the pass context)") from exc
         finally:
             self._finish()
             self._overhead += time.perf_counter() - started
@@ -228,21 +261,26 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         started = time.perf_counter()
         opened: Optional[_OpenPass] = None
         try:
-            parent = self._stack[-1].record.index if self._stack else None
-            record = PassRecord(
-                index=len(self.records), name=str(info.name), opt_level=int(info.opt_level),
-                required=tuple(str(r) for r in info.required), depth=len(self._stack) + 1,
-                parent=parent, ir=module_ir(mod))
+            record = self._new_record(mod, info)
+            if self._bisect_next is not None and self._bisect_next[0].same_as(info):
+                record.bisect = self._bisect_next[1]
+            self._bisect_next = None
             self.records.append(record)  # first: a failure below still leaves the event on record
+            context = tvm.transform.PassContext.current()
+            target = tvm.target.Target.current(allow_none=True)
+            if self._keep is not None and self._keep.search(record.name):
+                record.replay = self._replay_facts(mod, context, target)
             before = self._policy.before(mod) if self._wanted(record) else None
             if before is not None:
                 record.before, record.nodes_before = before.ref, before.nodes
-            opened = _OpenPass(record, before)
+            opened = _OpenPass(record, before, mod=mod, context=context, target=target)
             self._stack.append(opened)
             assert self._sink is not None
             self._sink.begin(record)
         except Exception as exc:
             self._fail(exc, str(info.name))
+        except BaseException as exc:
+            raise self._interrupted(exc, str(info.name)) from exc
         finally:
             now = time.perf_counter()
             self._overhead += now - started
@@ -254,7 +292,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             return
         started = time.perf_counter()
         try:
-            opened = self._stack.pop()
+            opened = self._stack[-1]
             record = opened.record
             record.duration_ms = _ms(started - opened.started - (self._overhead - opened.overhead_at_start))
             if opened.before is not None:
@@ -262,12 +300,43 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
             assert self._sink is not None
             self._sink.end(record)
+            self._stack.pop()  # last: an interruption above leaves the pass open, to be closed on exit
             if self._progress is not None:
                 self._progress(record)
         except Exception as exc:
             self._fail(exc, str(info.name))
+        except BaseException as exc:
+            raise self._interrupted(exc, str(info.name)) from exc
         finally:
             self._overhead += time.perf_counter() - started
+
+    # -- what RelayVizBisect tells the trace ----------------------------------------------------
+
+    def note_bisect(self, mod: tvm.IRModule, info: Any, number: int, skipped: bool) -> None:
+        """Record a :class:`RelayVizBisect` decision about the pass about to begin: its number
+        among the passes bisection may skip, and whether it is skipped. A skipped pass never
+        reaches ``run_before_pass``, so it is recorded here, as an event that begins and ends
+        at once with ``skipped`` set; a pass that runs gets its number when it begins."""
+        if self._disabled or self._sink is None:
+            return
+        try:
+            if not skipped:
+                self._bisect_next = (info, number)
+                return
+            record = self._new_record(mod, info)
+            record.skipped, record.bisect = True, number
+            self.records.append(record)
+            self._sink.begin(record)
+            self._sink.end(record)
+        except Exception as exc:
+            self._fail(exc, str(info.name))
+
+    def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
+        """The record of a pass event beginning now, nested in the innermost open one."""
+        parent = self._stack[-1].record.index if self._stack else None
+        return PassRecord(index=len(self.records), name=str(info.name), opt_level=int(info.opt_level),
+                          required=tuple(str(r) for r in info.required), depth=len(self._stack) + 1,
+                          parent=parent, ir=module_ir(mod))
 
     # -- snapshots ----------------------------------------------------------------------------
 
@@ -329,16 +398,61 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self.path = path
 
     def _close_open_passes(self, exc: Optional[BaseException]) -> None:
-        """Passes still open when the context exits are the ones an exception went through."""
+        """End every event that began and did not end: the passes an exception went through,
+        or that a callback was interrupted in. The innermost pass that raised keeps its input
+        module for ``relayviz replay``; an interruption marks the trace incomplete."""
+        assert self._sink is not None
         now = time.perf_counter()
         message = _error_text(exc) if exc is not None else "did not finish (the pass context exited first)"
-        while self._stack:
-            opened = self._stack.pop()
-            record = opened.record
-            record.duration_ms = _ms(now - opened.started - (self._overhead - opened.overhead_at_start))
+        culprit = _instrument_that_raised(exc, self)
+        if culprit is not None:
+            message = f"raised by another pass instrument ({culprit}), not by the pass: {message}"
+        interrupted = isinstance(exc, (KeyboardInterrupt, SystemExit)) or (
+            exc is not None and not isinstance(exc, Exception))
+        opened = {o.record.index: o for o in self._stack}
+        innermost = self._stack[-1] if self._stack else None
+        if (innermost is not None and isinstance(exc, Exception) and not interrupted and culprit is None
+                and not isinstance(exc, RelayVizError) and innermost.record.replay is None):
+            try:
+                innermost.record.replay = self._replay_facts(innermost.mod, innermost.context, innermost.target)
+            except Exception as failure:  # the trace still names the pass and holds its snapshot
+                self.complete = False
+                self.problems.append(f"the input module of the failing pass {innermost.record.name} could not "
+                                     f"be kept for relayviz replay: {type(failure).__name__}: {failure}")
+        running = []
+        for record in reversed(self.records):
+            if self._sink.has_ended(record.index):
+                continue
+            open_pass = opened.get(record.index)
+            if open_pass is not None:
+                record.duration_ms = _ms(now - open_pass.started - (self._overhead - open_pass.overhead_at_start))
             record.error = message
-            assert self._sink is not None
+            running.append(record)
+            if not self._sink.has_begun(record.index):
+                self._sink.begin(record)
             self._sink.end(record)
+        self._stack = []
+        if interrupted:
+            self.complete = False
+            where = f" during pass {running[0].name} (#{running[0].index})" if running else ""
+            self.problems.append(f"the compilation was interrupted ({type(exc).__name__}){where}")
+
+    def _replay_facts(self, mod: tvm.IRModule, context: Any, target: Any) -> Dict[str, Any]:
+        """What ``relayviz replay`` needs to run a pass on ``mod`` again; the module is stored."""
+        assert self._sink is not None
+        facts, module_json = replay_facts(mod, context, target)
+        facts["module"] = self._sink.put_module(module_json)
+        return facts
+
+    def _interrupted(self, exc: BaseException, pass_name: str) -> BaseException:
+        """The exception to raise for a ``KeyboardInterrupt`` (or ``SystemExit``) that arrived
+        inside a callback: one TVM carries to the caller instead of dropping it."""
+        if isinstance(exc, Exception):
+            return exc
+        carried = CompilationInterrupted(f"{type(exc).__name__} during pass {pass_name} "
+                                         "(raised again by relayviz so that TVM passes it on)")
+        carried.original = exc
+        return carried
 
     def _fail(self, exc: BaseException, pass_name: str) -> None:
         if self.strict:
@@ -486,7 +600,22 @@ def _ms(seconds: float) -> float:
 
 def _error_text(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= _ERROR_CHARS else text[:_ERROR_CHARS] + " [...]"
+    half = _ERROR_CHARS // 2
+    return text if len(text) <= _ERROR_CHARS else f"{text[:half]} [...] {text[-half:]}"
+
+
+def _instrument_that_raised(exc: Optional[BaseException], this: Any) -> Optional[str]:
+    """``Class.callback`` of the pass instrument other than ``this`` whose callback raised
+    ``exc``, read from its traceback (TVM keeps the Python frames), or None."""
+    tb = exc.__traceback__ if exc is not None else None
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        owner = frame.f_locals.get("self") if frame.f_code.co_name in _CALLBACKS else None
+        if isinstance(owner, tvm.instrument.PassInstrument) and owner is not this:
+            found = f"{type(owner).__name__}.{frame.f_code.co_name}"
+        tb = tb.tb_next
+    return found
 
 
 def _artifact_document(built: Any) -> "tuple[str, str, Dict[str, Any]]":

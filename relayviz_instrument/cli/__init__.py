@@ -22,7 +22,8 @@ from ._output import print_error
 __all__ = ["main", "build_parser"]
 
 #: Command modules, in the order ``--help`` lists them.
-COMMANDS = ("demo", "show", "report", "history", "diff", "validate", "inspect", "export", "view")
+COMMANDS = ("demo", "show", "report", "history", "diff", "validate", "inspect", "export", "view", "replay",
+            "bisect")
 
 
 def build_parser() -> argparse.ArgumentParser:

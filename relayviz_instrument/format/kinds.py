@@ -50,6 +50,7 @@ class FieldKind(enum.Enum):
     SIGNATURE = "signature"  # a PrimFunc's parameters: [{"name", "dtype", "shape"?}]
     TYPES = "types"  # a list of type objects
     DIM = "dim"  # one dimension or TIR value: an integer, or its text ("n", "i_0 * 8 + i_1")
+    GRAPH = "graph"  # the graph JSON node a Var or Call came from: {"node", "name", "storage_id", ...}
     ANY = "any"
 
 
@@ -108,7 +109,7 @@ KIND_LIST: Tuple[NodeKind, ...] = (
         _f("shape", FieldKind.SHAPE, required=False),
         _f("type", _TYPE, required=False, since=_V11),
         _f("virtual_device", FieldKind.ATTRS, required=False, since=_V11),
-        _f("graph", FieldKind.ATTRS, required=False, since=_V11),
+        _f("graph", FieldKind.GRAPH, required=False, since=_V11),
         _f("dataflow", FieldKind.BOOL, required=False, since=_V12),
     ), (1, 0), "a variable; tensor-typed ones carry dtype and shape, others a type object"),
     NodeKind("Call", (
@@ -116,7 +117,7 @@ KIND_LIST: Tuple[NodeKind, ...] = (
         _f("args", _RS, targets="expr"),
         _f("attrs", FieldKind.ATTRS, required=False, since=_V11),
         _f("type", _TYPE, required=False, since=_V11),
-        _f("graph", FieldKind.ATTRS, required=False, since=_V11),
+        _f("graph", FieldKind.GRAPH, required=False, since=_V11),
         _f("sinfo_args", FieldKind.TYPES, required=False, since=_V12),
     ), (1, 0), "a call of an operator, a function, a global or a constructor"),
     NodeKind("Op", (

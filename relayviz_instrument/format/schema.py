@@ -74,6 +74,12 @@ def json_schema() -> Dict[str, Any]:
              "not": {"required": ["array_value"]}, "properties": {
                 "array_shape": {"$ref": "#/$defs/shape"}, "digest": {"type": "string"}}},
         ]},
+        "graphNode": {"type": "object", "properties": {
+            "node": {"$ref": "#/$defs/nodeId"}, "name": {"type": "string"},
+            "storage_id": {"type": "array", "items": {"type": "integer"}},
+            "device_index": {"type": "array", "items": {"type": "integer"}},
+            "shape": {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/shape"}, {"type": "null"}]}},
+            "control_deps": {"$ref": "#/$defs/nodeIds"}, "attrs": {"type": "object"}}},
         "signature": {"type": "array", "items": {
             "type": "object", "required": ["name"], "properties": {
                 "name": {"type": "string"}, "dtype": {"type": "string"},
@@ -94,6 +100,7 @@ def json_schema() -> Dict[str, Any]:
         FieldKind.SIGNATURE: {"$ref": "#/$defs/signature"},
         FieldKind.TYPES: {"type": "array", "items": {"$ref": "#/$defs/type"}},
         FieldKind.DIM: {"type": ["number", "string", "boolean"]},
+        FieldKind.GRAPH: {"$ref": "#/$defs/graphNode"},
         FieldKind.ANY: {},
     }
     branches = []

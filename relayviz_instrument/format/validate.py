@@ -177,6 +177,8 @@ class _Validator:
         elif kind is FieldKind.DIM:
             if not (_is_int(value) or isinstance(value, (str, float, bool))):
                 raise self.fail(f"must be an integer or its text, not {_json_type(value)}", node=nid, field=name)
+        elif kind is FieldKind.GRAPH:
+            self.check_graph_node(nid, name, value)
 
     def check_ref(self, nid: int, field: str, target: Any, group: Optional[str]) -> None:
         nodes = self.doc["nodes"]
@@ -280,6 +282,28 @@ class _Validator:
                                 node=nid, field=f"{field}[{i}]")
             if "shape" in param:
                 self.check_shape(nid, f"{field}[{i}].shape", param["shape"])
+
+    def check_graph_node(self, nid: int, field: str, value: Any) -> None:
+        """The facts of the graph JSON node a Var or Call came from (docs/format.md), which
+        the graph readers (inspect, the graph executor writer) rely on."""
+        if not isinstance(value, dict):
+            raise self.fail(f"must be an object, not {_json_type(value)}", node=nid, field=field)
+        if "node" in value and not (_is_int(value["node"]) and value["node"] >= 0):
+            raise self.fail(f"must be a graph node id, not {_json_type(value['node'])}", node=nid, field=f"{field}.node")
+        if "name" in value and not isinstance(value["name"], str):
+            raise self.fail(f"must be a string, not {_json_type(value['name'])}", node=nid, field=f"{field}.name")
+        for key in ("storage_id", "device_index", "control_deps"):
+            if key in value and not (isinstance(value[key], list) and all(_is_int(v) for v in value[key])):
+                raise self.fail("must be a list of integers", node=nid, field=f"{field}.{key}")
+        if "shape" in value:
+            shapes = value["shape"]
+            if not isinstance(shapes, list):
+                raise self.fail(f"must be a list of shapes, not {_json_type(shapes)}", node=nid, field=f"{field}.shape")
+            for i, shape in enumerate(shapes):
+                if shape is not None:
+                    self.check_shape(nid, f"{field}.shape[{i}]", shape)
+        if "attrs" in value and not isinstance(value["attrs"], dict):
+            raise self.fail(f"must be an object, not {_json_type(value['attrs'])}", node=nid, field=f"{field}.attrs")
 
     # -- root index fields and cycles ----------------------------------------------------
 

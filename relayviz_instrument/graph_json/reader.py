@@ -11,6 +11,7 @@ mapping is described in ``docs/graph_json.md``. It never imports TVM and never w
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
@@ -58,7 +59,7 @@ def from_graph_json(source: GraphSource, *, source_name: Optional[str] = None) -
 
 
 def _read_graph(source: GraphSource) -> Tuple[Any, str]:
-    if isinstance(source, Mapping):
+    if not isinstance(source, (str, bytes, bytearray, os.PathLike)):  # parsed already (an object, or not)
         return source, "<graph json>"
     if isinstance(source, (bytes, bytearray)):
         return parse_json(bytes(source), "<graph json>", GraphJSONError), "<graph json>"
@@ -135,6 +136,10 @@ class _GraphReader:
         if not isinstance(raw, dict):
             raise self.fail(f"must be an object, not {_describe(raw)}", f"{where}.{key}")
         attrs = {k: (v if k in _STRING_ATTRS else parse_attr_value(v)) for k, v in raw.items()}
+        try:
+            orjson.dumps(attrs)
+        except TypeError as exc:  # only a graph built in Python can hold what JSON cannot
+            raise self.fail(f"holds a value JSON cannot carry ({exc})", f"{where}.{key}") from None
         for name in ("num_inputs", "num_outputs"):
             if name in attrs and not (_is_int(attrs[name]) and 0 <= attrs[name] <= _MAX_OUTPUTS):
                 raise self.fail(f"must be an integer from 0 to {_MAX_OUTPUTS}, not {_describe(raw[name])}",
@@ -154,7 +159,8 @@ class _GraphReader:
         n = len(self.nodes)
         if not (isinstance(entry, list) and len(entry) in (2, 3) and all(_is_int(v) for v in entry)):
             raise self.fail("an entry must be a list [node_id, index, version] of integers, not "
-                            + (orjson.dumps(entry).decode()[:60] if isinstance(entry, list) else _describe(entry)),
+                            + (json.dumps(entry, separators=(",", ":"), default=repr)[:60] if isinstance(entry, list)
+                               else _describe(entry)),
                             where)
         nid, index = entry[0], entry[1]
         if nid < 0:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .directory import DirectoryStore, new_trace_dir
 from .memory import MemoryStore
-from .reader import MANIFEST, SNAPSHOTS, Trace, load_trace, read_snapshot, snapshot_path, snapshot_ref
+from .reader import MANIFEST, MODULES, SNAPSHOTS, Trace, load_trace, read_module, read_snapshot, snapshot_path, snapshot_ref
 from .records import TRACE_FORMAT, PassRecord, begin_line, close_line, end_line, header_line, read_manifest
 from .sink import TraceSink, TraceStore
 
@@ -26,6 +26,7 @@ __all__ = [
     "DirectoryStore",
     "new_trace_dir",
     "read_snapshot",
+    "read_module",
     "snapshot_path",
     "snapshot_ref",
     "read_manifest",
@@ -36,4 +37,5 @@ __all__ = [
     "TRACE_FORMAT",
     "MANIFEST",
     "SNAPSHOTS",
+    "MODULES",
 ]

@@ -5,6 +5,7 @@ Layout::
 
     manifest.jsonl              one JSON object per line (see records.py)
     snapshots/<ref>.json.zst    RelayViz documents (zstandard), named by a digest of their JSON
+    modules/<ref>.json.zst      IR modules as tvm.ir.save_json wrote them (only for relayviz replay)
     cache/                      what readers derived from the trace (diff summaries), by version
 
 Because a ``begin`` line is on disk before its pass runs, a trace left by a process that
@@ -24,7 +25,7 @@ import zstandard
 from .._files import ZSTD_SUFFIX, atomic_write_bytes
 from ..errors import RelayVizTraceError
 from ..format import encode
-from .reader import MANIFEST, SNAPSHOTS, read_snapshot, snapshot_ref
+from .reader import MANIFEST, MODULES, SNAPSHOTS, read_module, read_snapshot, snapshot_ref
 
 __all__ = ["DirectoryStore", "new_trace_dir", "COMPRESSION_LEVEL"]
 
@@ -66,17 +67,30 @@ class DirectoryStore:
         return self.path
 
     def put(self, doc: Dict[str, Any]) -> str:
-        data = encode(doc)
-        ref = snapshot_ref(data)
-        if ref not in self._written:
-            target = self.root / SNAPSHOTS / f"{ref}.json{ZSTD_SUFFIX}"
-            if not target.exists():
-                atomic_write_bytes(target, self._compressor.compress(data))
-            self._written.add(ref)
-        return ref
+        return self._write(SNAPSHOTS, encode(doc))
 
     def get(self, ref: str) -> Dict[str, Any]:
         return read_snapshot(self.root, ref)
+
+    def put_module(self, data: bytes) -> str:
+        try:
+            (self.root / MODULES).mkdir(exist_ok=True)  # made on first use: most traces keep none
+        except OSError as exc:
+            raise RelayVizTraceError(f"{self.root / MODULES}: cannot create the folder: {exc.strerror or exc}") from exc
+        return self._write(MODULES, data)
+
+    def get_module(self, ref: str) -> bytes:
+        return read_module(self.root, ref)
+
+    def _write(self, folder: str, data: bytes) -> str:
+        """Store ``data`` once under ``folder``, compressed, named by its digest; the digest."""
+        ref = snapshot_ref(data)
+        if (folder, ref) not in self._written:
+            target = self.root / folder / f"{ref}.json{ZSTD_SUFFIX}"
+            if not target.exists():
+                atomic_write_bytes(target, self._compressor.compress(data))
+            self._written.add((folder, ref))
+        return ref
 
     def append(self, line: Dict[str, Any]) -> None:
         """Append one manifest line and flush it to the operating system (reopening the

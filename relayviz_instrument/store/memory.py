@@ -21,6 +21,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._snapshots: Dict[str, bytes] = {}
+        self._modules: Dict[str, bytes] = {}
         #: The manifest lines, encoded as a directory store writes them.
         self.lines: List[bytes] = []
 
@@ -35,6 +36,17 @@ class MemoryStore:
             return loads(self._snapshots[ref], source=f"snapshot {ref}")
         except KeyError:
             raise RelayVizTraceError(f"no snapshot {ref!r} in this trace") from None
+
+    def put_module(self, data: bytes) -> str:
+        ref = snapshot_ref(data)
+        self._modules.setdefault(ref, data)
+        return ref
+
+    def get_module(self, ref: str) -> bytes:
+        try:
+            return self._modules[ref]
+        except KeyError:
+            raise RelayVizTraceError(f"no module {ref!r} in this trace") from None
 
     def append(self, line: Dict[str, Any]) -> None:
         self.lines.append(orjson.dumps(line))

@@ -12,10 +12,13 @@ from ..errors import RelayVizTraceError
 from ..format import digest_bytes, loads
 from .records import PassRecord, read_manifest
 
-__all__ = ["Trace", "load_trace", "read_snapshot", "snapshot_path", "snapshot_ref", "MANIFEST", "SNAPSHOTS"]
+__all__ = ["Trace", "load_trace", "read_snapshot", "snapshot_path", "snapshot_ref", "read_module", "MANIFEST",
+           "SNAPSHOTS", "MODULES"]
 
 MANIFEST = "manifest.jsonl"
 SNAPSHOTS = "snapshots"
+#: IR modules kept in TVM's own form (``tvm.ir.save_json``) for ``relayviz replay``.
+MODULES = "modules"
 
 
 def snapshot_ref(data: bytes) -> str:
@@ -27,8 +30,7 @@ def snapshot_path(root: Path, ref: str) -> Path:
     """The file of snapshot ``ref`` in the trace directory ``root`` (compressed, or plain JSON as
     traces of format 1 stored them). A ref names a file inside ``snapshots/``: anything that
     could point elsewhere is refused."""
-    if not (isinstance(ref, str) and ref and all(c in "0123456789abcdef" for c in ref)):
-        raise RelayVizTraceError(f"{root}: {ref!r} is not a snapshot reference (hex digits)")
+    _check_ref(root, ref, "snapshot")
     compressed = root / SNAPSHOTS / f"{ref}.json{ZSTD_SUFFIX}"
     if compressed.is_file():
         return compressed
@@ -37,6 +39,26 @@ def snapshot_path(root: Path, ref: str) -> Path:
         return plain
     raise RelayVizTraceError(f"{root}: snapshot {ref} is missing from {SNAPSHOTS}/; "
                              "the trace directory is incomplete")
+
+
+def _check_ref(root: Path, ref: Any, what: str) -> None:
+    if not (isinstance(ref, str) and ref and all(c in "0123456789abcdef" for c in ref)):
+        raise RelayVizTraceError(f"{root}: {ref!r} is not a {what} reference (hex digits)")
+
+
+def read_module(root: Path, ref: str) -> bytes:
+    """The ``tvm.ir.save_json`` text (bytes) of the module kept under ``ref`` in ``root``,
+    checked against its digest (the reference is the digest of the text)."""
+    _check_ref(root, ref, "module")
+    path = root / MODULES / f"{ref}.json{ZSTD_SUFFIX}"
+    if not path.is_file():
+        raise RelayVizTraceError(f"{root}: module {ref} is missing from {MODULES}/; the trace directory "
+                                 "is incomplete")
+    data = read_input(path)
+    if snapshot_ref(data) != ref:  # TVM's load_json may crash the process on damaged JSON: never pass it any
+        raise RelayVizTraceError(f"{path}: the kept module is damaged (its content does not match its digest); "
+                                 "it cannot be replayed")
+    return data
 
 
 def read_snapshot(root: Path, ref: str) -> Dict[str, Any]:
@@ -72,6 +94,12 @@ class Trace:
         if self.path is None:
             raise RelayVizTraceError("this trace has no directory")
         return snapshot_path(self.path, ref)
+
+    def module(self, ref: str) -> bytes:
+        """The ``tvm.ir.save_json`` text of the IR module kept under ``ref`` (a record's ``replay``)."""
+        if self.path is None:
+            raise RelayVizTraceError("this trace has no directory")
+        return read_module(self.path, ref)
 
     @property
     def failed(self) -> Optional[PassRecord]:

@@ -7,16 +7,21 @@ and one ``close`` line when the pass context exits. Events added after the conte
 (the built graph, recorded with ``record_graph``) follow the close line. A record holds raw
 facts only (names, nesting, times, snapshot references, node counts); what is derived from
 them, like diff summaries, is computed when a trace is read (:mod:`relayviz_instrument.pass_diffs`).
+
+Fields added after a layout was released (``skipped``, ``bisect``, ``replay``) are written only
+when they are set, so a trace that uses none of them has the lines it always had, and an
+older reader, which ignores keys it does not know, still reads a newer trace.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import orjson
 
+from .._checks import is_int, json_type_name
 from ..errors import RelayVizTraceError
 
 __all__ = ["PassRecord", "TRACE_FORMAT", "TRACE_FORMATS_READ", "header_line", "begin_line", "end_line",
@@ -43,6 +48,12 @@ class PassRecord:
     graph). ``error`` is set on the pass that raised (or was running when the process died);
     ``note`` says why a module was not snapshotted, when it was not for a reason the user may
     not expect (a dialect the installed TVM cannot serialize).
+
+    ``skipped`` is True for an event :class:`~relayviz_instrument.capture.RelayVizBisect` did
+    not let run, and ``bisect`` numbers the events it could skip (None for the others).
+    ``replay`` holds what ``relayviz replay`` needs to run the pass again (the input module
+    in ``tvm.ir.save_json`` form, by reference, and the PassContext and target): written for
+    the pass that raised, and for passes chosen with ``keep_modules``.
     """
 
     index: int
@@ -60,6 +71,9 @@ class PassRecord:
     ir: str = "relay"
     error: Optional[str] = None
     note: Optional[str] = None
+    skipped: bool = False
+    bisect: Optional[int] = None
+    replay: Optional[Dict[str, Any]] = None
 
     def to_json(self) -> Dict[str, Any]:
         """The record as a JSON object (the form ``relayviz show --json`` prints)."""
@@ -71,8 +85,49 @@ class PassRecord:
 #: The fields of a record known when its pass begins, and those known when it ends: the
 #: manifest's ``begin`` and ``end`` lines (an ``end`` line names its event by ``index``).
 _BEGIN_FIELDS = ("index", "name", "opt_level", "required", "depth", "parent", "ir", "before", "nodes_before",
-                 "note")
-_END_FIELDS = ("duration_ms", "changed", "after", "nodes_after", "error")
+                 "note", "skipped", "bisect", "replay")
+_END_FIELDS = ("duration_ms", "changed", "after", "nodes_after", "error", "replay")
+#: Fields written only when they differ from these defaults (see the module docstring).
+_UNLESS_DEFAULT = {"skipped": False, "bisect": None, "replay": None}
+
+
+#: The note of an event whose end line is missing from a closed manifest.
+_END_NOT_RECORDED = "its end was not recorded (the instrument had stopped recording)"
+
+
+def _count(v: Any) -> bool:
+    return is_int(v) and v >= 0
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: v is None or check(v)
+
+
+def _string(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+#: What each record field may hold in a manifest line: a check, and how a message names it.
+_FIELD_CHECKS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
+    "index": (_count, "a non-negative integer"),
+    "name": (_string, "a string"),
+    "opt_level": (is_int, "an integer"),
+    "required": (lambda v: isinstance(v, list) and all(isinstance(r, str) for r in v), "a list of strings"),
+    "depth": (lambda v: is_int(v) and v >= 1, "a positive integer"),
+    "parent": (_optional(_count), "an event index or null"),
+    "ir": (_string, "a string"),
+    "before": (_optional(_string), "a snapshot reference or null"),
+    "after": (_optional(_string), "a snapshot reference or null"),
+    "nodes_before": (_optional(_count), "a node count or null"),
+    "nodes_after": (_optional(_count), "a node count or null"),
+    "note": (_optional(_string), "a string or null"),
+    "duration_ms": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    "changed": (_optional(lambda v: isinstance(v, bool)), "true, false or null"),
+    "error": (_optional(_string), "a string or null"),
+    "skipped": (lambda v: isinstance(v, bool), "true or false"),
+    "bisect": (_optional(_count), "a non-negative integer or null"),
+    "replay": (_optional(lambda v: isinstance(v, dict)), "an object or null"),
+}
 
 
 def header_line(header: Dict[str, Any]) -> Dict[str, Any]:
@@ -83,7 +138,7 @@ def header_line(header: Dict[str, Any]) -> Dict[str, Any]:
 def begin_line(record: PassRecord) -> Dict[str, Any]:
     """The manifest line written when ``record``'s pass begins."""
     line: Dict[str, Any] = {"type": "begin"}
-    line.update((k, getattr(record, k)) for k in _BEGIN_FIELDS)
+    line.update(_fields(record, _BEGIN_FIELDS))
     line["required"] = list(record.required)
     return line
 
@@ -91,8 +146,15 @@ def begin_line(record: PassRecord) -> Dict[str, Any]:
 def end_line(record: PassRecord) -> Dict[str, Any]:
     """The manifest line written when ``record``'s pass ends."""
     line: Dict[str, Any] = {"type": "end", "index": record.index}
-    line.update((k, getattr(record, k)) for k in _END_FIELDS)
+    line.update(_fields(record, _END_FIELDS))
     return line
+
+
+def _fields(record: PassRecord, names: Tuple[str, ...]) -> Iterable[Tuple[str, Any]]:
+    for name in names:
+        value = getattr(record, name)
+        if name not in _UNLESS_DEFAULT or value != _UNLESS_DEFAULT[name]:
+            yield name, value
 
 
 def close_line(*, complete: bool, problems: List[str], events: int, instrument_ms: float) -> Dict[str, Any]:
@@ -119,8 +181,9 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
     """Records from manifest lines (``where`` names the file in messages, with the line number).
 
     A last line cut short (the process stopped while writing it) is dropped and noted; a
-    damaged line elsewhere raises :class:`RelayVizTraceError`. A pass that began and never
-    ended is the one that was running when the process stopped.
+    damaged line elsewhere, a field of the wrong type, an event that begins twice or names a
+    parent that never began raises :class:`RelayVizTraceError` naming the line and the field.
+    A pass that began and never ended is the one that was running when the process stopped.
     """
     raw_lines = list(lines)
     header: Dict[str, Any] = {}
@@ -132,44 +195,73 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
     for i, raw in enumerate(raw_lines):
         if not raw.strip():
             continue
-        lineno = i + 1
+        at = f"{where}:{i + 1}"
         try:
             line = orjson.loads(raw)
-            kind = line["type"]
-        except (orjson.JSONDecodeError, KeyError, TypeError):
+        except orjson.JSONDecodeError:
+            line = None
+        if not (isinstance(line, dict) and isinstance(line.get("type"), str)):
             if i == last:
-                problems.append("the manifest's last line is cut short (the process stopped while writing)")
+                problems.append("the manifest's last line is cut short (the process stopped, or the disk filled, "
+                                "while it was written)")
                 break
-            raise RelayVizTraceError(f"{where}:{lineno}: not a manifest record; the file is corrupt") from None
+            raise RelayVizTraceError(f"{at}: not a manifest record; the file is corrupt") from None
+        kind = line["type"]
         if kind == "header":
             if line.get("trace_format") not in TRACE_FORMATS_READ:
-                raise RelayVizTraceError(f"{where}:{lineno}: trace format {line.get('trace_format')!r} "
+                raise RelayVizTraceError(f"{at}: trace format {line.get('trace_format')!r} "
                                          f"is not one of {', '.join(TRACE_FORMATS_READ)}; upgrade relayviz_instrument")
             header = {k: v for k, v in line.items() if k != "type"}
         elif kind == "begin":
-            try:
-                values = {k: line[k] for k in _BEGIN_FIELDS if k in line}
-                values["required"] = tuple(values.get("required", ()))
-                records[line["index"]] = PassRecord(**values)
-            except (KeyError, TypeError):
-                raise RelayVizTraceError(f"{where}:{lineno}: a begin line without index and name; "
-                                         "the file is corrupt") from None
+            values = _checked_fields(line, _BEGIN_FIELDS, at)
+            if "index" not in values or "name" not in values:
+                raise RelayVizTraceError(f"{at}: a begin line without index and name; the file is corrupt")
+            index = values["index"]
+            if index in records:
+                raise RelayVizTraceError(f"{at}: pass event {index} begins a second time; the file is corrupt")
+            parent = values.get("parent")
+            if parent is not None and (parent >= index or parent not in records):
+                raise RelayVizTraceError(f"{at}: field 'parent': event {parent} is not an earlier event of "
+                                         "this trace; the file is corrupt")
+            values["required"] = tuple(values.get("required", ()))
+            records[index] = PassRecord(**values)
         elif kind == "end":
-            record = records.get(line.get("index"))
+            index = line.get("index")
+            record = records.get(index) if is_int(index) else None
             if record is None:
-                raise RelayVizTraceError(f"{where}:{lineno}: end of pass event {line.get('index')} "
-                                         "that never began; the file is corrupt")
+                raise RelayVizTraceError(f"{at}: end of pass event {index!r} that never began; the file is corrupt")
             ended.add(record.index)
-            for key in _END_FIELDS:
-                if key in line:
-                    setattr(record, key, line[key])
+            for key, value in _checked_fields(line, _END_FIELDS, at).items():
+                setattr(record, key, value)
         elif kind == "close":
             closed = True
-            problems.extend(line.get("problems", []))
+            found = line.get("problems", [])
+            if not (isinstance(found, list) and all(isinstance(p, str) for p in found)):
+                raise RelayVizTraceError(f"{at}: field 'problems' must be a list of strings, not "
+                                         f"{json_type_name(found)}; the file is corrupt")
+            problems.extend(found)
     ordered = [records[i] for i in sorted(records)]
     if not closed:
-        problems.append("the trace has no closing record: the process stopped during the compilation")
-        for record in ordered:
-            if record.index not in ended and record.error is None:
-                record.error = "did not finish: the process stopped during this pass"
+        problems.append("the trace has no closing record: the process stopped during the compilation "
+                        "(or the manifest could not be written to its end)")
+    for record in ordered:
+        if record.index in ended:
+            continue
+        if not closed and record.error is None:
+            record.error = "did not finish: the process stopped during this pass"
+        elif closed:  # the instrument stopped recording while the pass ran; the pass went on
+            record.note = "; ".join(filter(None, [record.note, _END_NOT_RECORDED]))
     return ManifestContents(header, ordered, closed, problems)
+
+
+def _checked_fields(line: Dict[str, Any], names: Tuple[str, ...], at: str) -> Dict[str, Any]:
+    """The fields ``names`` present in ``line``, each checked against :data:`_FIELD_CHECKS`."""
+    values = {}
+    for name in names:
+        if name in line:
+            check, expected = _FIELD_CHECKS[name]
+            if not check(line[name]):
+                raise RelayVizTraceError(f"{at}: field {name!r} must be {expected}, not "
+                                         f"{json_type_name(line[name])}; the file is corrupt")
+            values[name] = line[name]
+    return values

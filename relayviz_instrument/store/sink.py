@@ -23,7 +23,8 @@ class TraceStore(Protocol):
     """Where a trace's snapshots and manifest lines go.
 
     ``put`` stores a document and returns its reference (the same document gives the same
-    reference in every store); ``get`` reads it back; ``append`` adds one manifest line and
+    reference in every store); ``get`` reads it back; ``put_module`` and ``get_module`` do
+    the same for an IR module in TVM's ``save_json`` form (kept for ``relayviz replay``); ``append`` adds one manifest line and
     makes it durable as far as the store can; ``close`` flushes everything (a later
     ``append`` opens the manifest again). ``path`` is the trace directory, ``None`` in memory.
     """
@@ -33,6 +34,10 @@ class TraceStore(Protocol):
     def put(self, doc: Dict[str, Any]) -> str: ...
 
     def get(self, ref: str) -> Dict[str, Any]: ...
+
+    def put_module(self, data: bytes) -> str: ...
+
+    def get_module(self, ref: str) -> bytes: ...
 
     def append(self, line: Dict[str, Any]) -> None: ...
 
@@ -61,6 +66,14 @@ class TraceSink:
         """A stored snapshot."""
         return self.store.get(ref)
 
+    def put_module(self, data: bytes) -> str:
+        """Store an IR module's ``tvm.ir.save_json`` text; its reference."""
+        return self.store.put_module(data)
+
+    def get_module(self, ref: str) -> bytes:
+        """A stored IR module's ``save_json`` text."""
+        return self.store.get_module(ref)
+
     def begin(self, record: PassRecord) -> None:
         """The ``begin`` line of ``record`` (refused if it was written already)."""
         if record.index in self._begun:
@@ -74,6 +87,14 @@ class TraceSink:
             raise RelayVizTraceError(f"pass event {record.index} ({record.name}) ended twice or never began")
         self._ended.add(record.index)
         self.store.append(end_line(record))
+
+    def has_begun(self, index: int) -> bool:
+        """Whether the ``begin`` line of event ``index`` was written."""
+        return index in self._begun
+
+    def has_ended(self, index: int) -> bool:
+        """Whether the ``end`` line of event ``index`` was written."""
+        return index in self._ended
 
     def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
         """The ``close`` line (once; later calls do nothing), then flush the store."""
