@@ -122,6 +122,16 @@ def test_a_corrupt_line_in_the_middle_is_an_error_but_a_cut_last_line_is_a_crash
         load_trace(tmp_path)
 
 
+def test_a_depth_deeper_than_the_events_begun_is_corrupt(tmp_path):
+    # Found by the fuzzer: a depth of 2**40 made `show` indent a name by 2**41 spaces.
+    _write(tmp_path, [HEADER, {"type": "begin", "index": 0, "name": "A", "depth": 2}])
+    with pytest.raises(RelayVizTraceError, match=r"manifest.jsonl:2: field 'depth': 2 is deeper than the 0 events"):
+        load_trace(tmp_path)
+    _write(tmp_path, [HEADER, {"type": "begin", "index": 0, "name": "A", "depth": 1},
+                      {"type": "begin", "index": 1, "name": "B", "depth": 2, "parent": 0}])
+    assert [r.depth for r in load_trace(tmp_path).records] == [1, 2]
+
+
 def test_an_end_without_a_begin_is_corrupt(tmp_path):
     _write(tmp_path, [HEADER, {"type": "end", "index": 4}])
     with pytest.raises(RelayVizTraceError, match="never began"):

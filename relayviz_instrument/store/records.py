@@ -223,6 +223,9 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
             if parent is not None and (parent >= index or parent not in records):
                 raise RelayVizTraceError(f"{at}: field 'parent': event {parent} is not an earlier event of "
                                          "this trace; the file is corrupt")
+            if values.get("depth", 1) > len(records) + 1:  # nested in more events than have begun
+                raise RelayVizTraceError(f"{at}: field 'depth': {values['depth']} is deeper than the "
+                                         f"{len(records)} events begun before it; the file is corrupt")
             values["required"] = tuple(values.get("required", ()))
             records[index] = PassRecord(**values)
         elif kind == "end":
