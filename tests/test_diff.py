@@ -13,8 +13,9 @@ import pytest
 
 import relayviz_instrument
 from diffgraphs import T4, T8, DocumentBuilder as Builder
-from relayviz_instrument.diff import FieldChange, GraphDiff, apply_edits, diff, edit_script
-from relayviz_instrument.diff.view import GraphView
+from editscript import apply_edits, edit_script
+from relayviz_instrument.diff import FieldChange, GraphDiff, diff
+from relayviz_instrument.diff.view import CanonicalGraph
 from relayviz_instrument.format import labelled_references, references, validate
 
 
@@ -381,7 +382,7 @@ def test_fast_references_agree_with_the_format(fused_resnet_doc: Dict[str, Any])
 
 
 def test_view_inlines_each_fused_function(fused_resnet_doc: Dict[str, Any]) -> None:
-    view = GraphView(fused_resnet_doc)
+    view = CanonicalGraph(fused_resnet_doc)
     functions = [r for r in range(view.size) if view.kind[r] == "Function" and r not in view.roots]
     assert functions and sorted(view.inlined) == functions
     for f, call in view.inlined.items():

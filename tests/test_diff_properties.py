@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from diffgraphs import Graph, mutate, synthetic
-from relayviz_instrument.diff import GraphDiff, apply_edits, diff, edit_script
+from editscript import apply_edits, edit_script
+from relayviz_instrument.diff import GraphDiff, diff
 from relayviz_instrument.format import validate
 
 

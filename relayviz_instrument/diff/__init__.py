@@ -3,11 +3,12 @@
 One module per concern::
 
     view.py        a document as a graph: canonical numbering, inputs, users, inlined functions
-    signatures.py  labels at four tiers and order-preserving structural signatures
+    signatures.py  labels at four tiers and structural signatures
+    index.py       a document indexed once (graph, labels, signatures) for any number of diffs
+    align.py       order-preserving alignment of two key sequences (a line diff's core)
     matching.py    the one-to-one pairing of nodes (anchors, identical sub-graphs, propagation)
     changes.py     what differs inside a pair; how a node is described
     hunks.py       changes grouped into replaced / merged / wrapped / inserted / ... hunks
-    edits.py       an edit script that rebuilds the after document from the before one
     model.py       the result: GraphDiff, NodeMatch, Hunk
 """
 
@@ -15,30 +16,33 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from typing import Any, Dict, Iterator, Mapping
+from typing import Dict, Iterator
 
 from .changes import compare_pairs, describe
-from .edits import Edit, EditScript, apply_edits, edit_script
 from .hunks import build_hunks
+from .index import Diffable, IndexedDocument, index_document
 from .matching import match
 from .model import FieldChange, GraphDiff, Hunk, HunkGroup, NodeInfo, NodeMatch
-from .signatures import Labels, SignatureTable
-from .view import GraphView
 
-__all__ = ["diff", "GraphDiff", "NodeMatch", "FieldChange", "NodeInfo", "Hunk", "HunkGroup",
-           "Edit", "EditScript", "edit_script", "apply_edits"]
+__all__ = ["diff", "index_document", "IndexedDocument", "DIFF_VERSION", "GraphDiff", "NodeMatch",
+           "FieldChange", "NodeInfo", "Hunk", "HunkGroup"]
+
+#: The version of what :func:`diff` answers: raised whenever the same two documents can get a
+#: different result (other pairs, hunks or labels), so that stored summaries can be recomputed.
+DIFF_VERSION = 2
 
 
-def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:
+def diff(before: Diffable, after: Diffable) -> GraphDiff:
     """Compare two RelayViz documents node by node.
 
     Every node of ``before`` is paired with a node of ``after`` or removed, every node of
     ``after`` paired or added; pairs are one to one and never join nodes of different kinds
     or operators. The result does not depend on how either document numbers its nodes.
-    Both documents must be valid (as :func:`relayviz_instrument.load` returns them).
+    Both documents must be valid (as :func:`relayviz_instrument.load` returns them); either
+    may be given as an :class:`IndexedDocument` (:func:`index_document`) to reuse its index.
     """
     with _collector_paused():
-        return _diff(before, after)
+        return _diff(index_document(before), index_document(after))
 
 
 @contextlib.contextmanager
@@ -55,14 +59,12 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:
-    table = SignatureTable()
-    va, vb = GraphView(before), GraphView(after)
-    la, lb = Labels(va, table), Labels(vb, table)
-    a2b, b2a = match(va, vb, la, lb)
-    changed, rewired = compare_pairs(va, vb, la, lb, a2b)
+def _diff(ia: IndexedDocument, ib: IndexedDocument) -> GraphDiff:
+    va, vb = ia.graph, ib.graph
+    a2b, b2a = match(ia, ib)
+    changed, rewired = compare_pairs(ia, ib, a2b)
     by_rank = {va.rank_of[m.before]: m for m in changed + rewired}
-    hunks = build_hunks(va, vb, la, a2b, b2a, by_rank)
+    hunks = build_hunks(va, vb, ia.labels, a2b, b2a, by_rank)
 
     removed = [a for a in range(va.size) if a2b[a] < 0]
     added = [b for b in range(vb.size) if b2a[b] < 0]
@@ -79,7 +81,8 @@ def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:
             mentioned_a.add(va.rank_of[a])
             mentioned_b.add(vb.rank_of[b])
     return GraphDiff(
-        mapping={va.doc_id[a]: vb.doc_id[b] for a, b in enumerate(a2b) if b >= 0},
+        mapping=dict(zip([va.doc_id[a] for a in range(va.size) if a2b[a] >= 0],
+                         [vb.doc_id[b] for b in a2b if b >= 0])),
         added=tuple(sorted(vb.doc_id[b] for b in added)),
         removed=tuple(sorted(va.doc_id[a] for a in removed)),
         changed=tuple(sorted(changed, key=lambda m: m.before)),

@@ -6,35 +6,42 @@ from typing import Any, List, Mapping, Sequence, Tuple
 
 import orjson
 
+from .index import IndexedDocument
 from .model import FieldChange, NodeInfo, NodeMatch
-from .signatures import Labels, compared_fields
-from .view import GraphView
+from .signatures import compared_fields
+from .view import CanonicalGraph
 
-__all__ = ["compare_pairs", "field_changes", "describe", "type_text", "json_equal"]
+__all__ = ["compare_pairs", "field_changes", "describe", "type_text", "json_equal", "function_role"]
 
 
-def compare_pairs(va: GraphView, vb: GraphView, la: Labels, lb: Labels,
+def compare_pairs(ia: IndexedDocument, ib: IndexedDocument,
                   a2b: Sequence[int]) -> Tuple[List[NodeMatch], List[NodeMatch]]:
     """The pairs that are not unchanged, split into ``(changed, rewired)``, in before-rank order.
 
     A pair is changed when its compared fields differ (the tier-3 labels tell cheaply when
-    they do not), rewired when only its inputs do, read through inlined functions.
+    they do not), rewired when only its inputs do, read through inlined functions (a
+    Let-bound variable's binding is its Let's input, not its own).
     """
     changed: List[NodeMatch] = []
     rewired: List[NodeMatch] = []
-    l3a, l3b = la.tiers[3], lb.tiers[3]
+    va, vb = ia.graph, ib.graph
+    l3a, l3b = ia.labels.tiers[3], ib.labels.tiers[3]
     ins_a, ins_b = va.inputs, vb.inputs
+    bound_a, bound_b = va.binding, vb.binding
     for a in range(va.size):
         b = a2b[a]
         if b < 0:
             continue
-        moved = [a2b[x] for x in ins_a[a]] != ins_b[b]
+        xs, ys = ins_a[a], ins_b[b]
+        if a in bound_a or b in bound_b:
+            xs, ys = va.literal_inputs(a), vb.literal_inputs(b)
+        moved = len(xs) != len(ys) or any(a2b[x] != y for x, y in zip(xs, ys))
         fields: Tuple[FieldChange, ...] = ()
         if l3a[a] != l3b[b]:
             fields = field_changes(compared_fields(va, a), compared_fields(vb, b))
         if not fields and not moved:
             continue
-        inputs = (tuple(va.doc_id[x] for x in ins_a[a]), tuple(vb.doc_id[y] for y in ins_b[b]))
+        inputs = (tuple(va.doc_id[x] for x in xs), tuple(vb.doc_id[y] for y in ys))
         match = NodeMatch(va.doc_id[a], vb.doc_id[b], "changed" if fields else "rewired", fields,
                           inputs, moved)
         (changed if fields else rewired).append(match)
@@ -91,7 +98,7 @@ def type_text(ty: Any) -> str:
     return kind
 
 
-def describe(view: GraphView, r: int) -> NodeInfo:
+def describe(view: CanonicalGraph, r: int) -> NodeInfo:
     """The operator or kind of node ``r``, what tells it apart, and its type."""
     node, kind = view.nodes[r], view.kind[r]
     op_name = view.op_name(r)
@@ -124,12 +131,16 @@ def describe(view: GraphView, r: int) -> NodeInfo:
     return NodeInfo(kind, kind, "", type_text(node.get("type")))
 
 
-def _function_text(node: Mapping[str, Any]) -> str:
+def function_role(node: Mapping[str, Any]) -> Tuple[str, str]:
+    """What a function is for, from its attributes: ``("Composite", name)``, ``("Primitive", "")``,
+    ``("Compiler", name)``, or ``("", "")`` for a plain function."""
     attrs = node.get("attrs") or {}
-    if attrs.get("Composite"):
-        return f"Composite={attrs['Composite']}"
-    if attrs.get("Primitive"):
-        return "Primitive"
-    if attrs.get("Compiler"):
-        return f"Compiler={attrs['Compiler']}"
-    return ""
+    for role in ("Composite", "Primitive", "Compiler"):
+        if attrs.get(role):
+            return role, "" if role == "Primitive" else str(attrs[role])
+    return "", ""
+
+
+def _function_text(node: Mapping[str, Any]) -> str:
+    role, name = function_role(node)
+    return f"{role}={name}" if name else role

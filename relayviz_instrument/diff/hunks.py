@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .changes import describe
+from .changes import describe, function_role
 from .model import Hunk, NodeMatch
 from .signatures import Labels
-from .view import VARIADIC_KINDS, GraphView
+from .view import VARIADIC_KINDS, CanonicalGraph as GraphView
 
 __all__ = ["build_hunks"]
 
@@ -259,12 +259,10 @@ def _names(view: GraphView, ranks: Iterable[int], calls_only: bool = False) -> s
 
 
 def _function_phrase(view: GraphView, f: int) -> str:
-    attrs = view.nodes[f].get("attrs") or {}
-    if attrs.get("Composite"):
-        return f"a Composite Function '{attrs['Composite']}'"
-    if attrs.get("Primitive"):
-        return "a primitive Function"
-    return "a Function"
+    role, name = function_role(view.nodes[f])
+    if role == "Composite":
+        return f"a Composite Function '{name}'"
+    return "a primitive Function" if role == "Primitive" else "a Function"
 
 
 def _finish(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int],

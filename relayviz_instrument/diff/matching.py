@@ -1,172 +1,224 @@
 """Pairing the nodes of two snapshots: a one-to-one mapping that survives duplicates.
 
-The matcher follows GumTree and XLA's hlo_diff, adapted to Relay's DAGs:
+The matcher follows GumTree and XLA's hlo_diff, adapted to Relay's DAGs. Every step finds a
+node's candidates in an index (the users of its inputs' partners, the inputs of its users'
+partners, a signature table), never among all unpaired nodes of its label, so a diff costs
+time in proportion to the graphs, however many nodes look alike.
 
-1. **Anchors.** Global functions are paired by name, their parameters by name, then by
-   position; the ``root`` expressions are paired.
-2. **Identical sub-graphs, tallest first.** Nodes whose tier-3 signature (label, type,
-   values and the same of every input, in order) occurs once on each side are paired with
-   everything below them. Signatures shared by several nodes on a side (the same constant
-   in every batch norm, a block repeated in every stage) are deferred.
-3. **Propagation to a fixpoint.** From every pair, inputs are paired by position (by longest
-   common subsequence when their number differs, as in ``Tuple`` and ``concatenate``), and
-   users by operator and input position. A candidate is taken only if no other candidate
-   (reading a partner of one of its inputs, or at the same input of a partner of one of its
-   users) agrees with it on as many paired inputs and users; equally good ones wait as a
-   group. Candidates that share only a slot, with no paired input in common, wait in a queue
-   tried when nothing surer is left, the most alike first. Then propagation looks through up
-   to two inserted or deleted nodes (a ``layout_transform``).
-4. **Residual signatures.** The nodes still unpaired are hashed again at tiers 3, 2, 1 and 0,
+1. **Identical documents** (equal labels and references in canonical order) are paired in
+   one comparison.
+2. **Anchors.** Global functions are paired by name, the ``root`` expressions, and parameters
+   by name, then the rest of each list in order (:func:`~.align.align`: an inserted
+   parameter is one gap, wherever its run of alike parameters begins).
+3. **Identical sub-graphs**: nodes whose signature occurs once on each side are paired with
+   everything below them, tallest first.
+4. **Propagation to a fixpoint** from the pairs next to unpaired nodes: inputs by position
+   (by alignment when their number differs; by signature first, so swapped arguments stay
+   with their pairs), users by operator and input position (by their paired inputs first,
+   so the users of a shared node pair with the users that read the same things). A candidate
+   is paired when nothing else agrees as well with its paired inputs and users; a pair that
+   only shares a slot waits in a queue tried when nothing surer is left; equally good
+   candidates wait as a group. Then propagation looks through up to three inserted or
+   deleted nodes (``expand_dims`` then ``layout_transform`` before an ``add``).
+5. **Residual signatures.** The nodes still unpaired are hashed again at tiers 3, 2, 1 and 0,
    where an input that is already paired counts as that pair: a unique residual signature
    pairs a node whose attributes, type or value changed between nodes that did not.
-5. **Bottom-up.** A node still unpaired is paired with the unpaired node of its label, above
-   the partners of the paired nodes below it, whose own paired nodes below agree best (Dice
-   similarity at least 0.5, strictly better than the next): this reaches a ``nn.relu`` that
-   sits between two replaced regions, with no paired input or user.
-6. **Ties.** Groups that no neighbour separates are paired in canonical order; then a
-   removed node whose twin was paired takes the twin's place when more of the pair's users
-   agree with it (so EliminateCommonSubexpr keeps the node most users already read).
-7. **Op nodes** follow their calls: an Op pairs with the Op that most of its paired calls use.
+6. **Regions.** Unpaired nodes form regions; a region of each side that borders the same
+   pairs is aligned in data-flow order by operator (a ``nn.relu`` between two batch norms
+   that SimplifyInference expanded).
+7. **Ties.** Groups that no neighbour separates are paired in canonical order; then a removed
+   node whose twin was paired takes the twin's place when more of the pair's users read it
+   (EliminateCommonSubexpr keeps the node most users already read).
+8. **Op nodes** follow their calls.
 
-Nodes of different tier-0 labels (kind and operator) are never paired.
+Nodes of different tier-0 labels (kind and operator) are never paired. The two documents'
+sides are one :class:`_Side` each, and every step that looks from one side to the other is
+written once and run both ways.
 """
 
 from __future__ import annotations
 
 import heapq
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from .signatures import Labels, residual_signatures
-from .view import VARIADIC_KINDS, GraphView
+import numpy as np
+
+from .align import align
+from .index import IndexedDocument
+from .signatures import residual_signatures
+from .view import VARIADIC_KINDS
 
 __all__ = ["match"]
 
-#: Users of one node considered together; larger groups are left to other evidence.
+#: Users of one node considered together; larger fan-outs are paired by their inputs only.
 _MAX_GROUP = 64
-#: Inputs aligned by longest common subsequence; longer lists are aligned by position.
-_MAX_ALIGN = 256
-#: Inserted or deleted nodes the input propagation looks through.
-_LOOK_THROUGH = 2
+#: Members of a group of equal candidates scored pair by pair; larger groups go in order.
+_SCORED_GROUP = 16
+#: Inserted or deleted nodes that propagation looks through.
+_LOOK_THROUGH = 3
 #: Rounds of re-seeding propagation from the pairs that still have unpaired neighbours.
 _ROUNDS = 4
-#: Bottom-up phase: levels walked down (up) from a node, nodes visited below (above) it, the
-#: least Dice similarity of paired nodes below to pair two nodes, and the visits allowed per node.
-_DEPTH = 6
-_BELOW = 64
-_ABOVE = 256
-_MIN_DICE = 0.5
-_BOTTOM_UP_BUDGET = 20
 
 
-def match(va: GraphView, vb: GraphView, la: Labels, lb: Labels) -> Tuple[List[int], List[int]]:
-    """Pair the nodes of ``va`` and ``vb``; return ``(a2b, b2a)`` rank maps (-1: unpaired)."""
-    matcher = _Matcher(va, vb, la, lb)
+def match(ia: IndexedDocument, ib: IndexedDocument) -> Tuple[List[int], List[int]]:
+    """Pair the nodes of two indexed documents; return ``(a2b, b2a)`` rank maps (-1: unpaired)."""
+    matcher = _Matcher(ia, ib)
     matcher.run()
-    return matcher.a2b, matcher.b2a
+    return matcher.A.partner, matcher.B.partner
+
+
+class _Side:
+    """One document during matching: its graph, labels, and each node's partner (-1: none)."""
+
+    __slots__ = ("graph", "tiers", "l0", "sig", "inputs", "kind", "position", "partner", "other", "is_a")
+
+    def __init__(self, index: IndexedDocument, is_a: bool) -> None:
+        self.graph = index.graph
+        self.tiers = index.labels.tiers
+        self.l0 = self.tiers[0]
+        self.sig = index.labels.signature
+        self.inputs = index.graph.inputs
+        self.kind = index.graph.kind
+        self.position = index.graph.position
+        self.partner = [-1] * index.graph.size
+        self.other: _Side = self
+        self.is_a = is_a
+
+    @property
+    def users(self) -> List[List[Tuple[int, int]]]:
+        return self.graph.users
+
+    def unpaired(self) -> List[int]:
+        partner, kind = self.partner, self.kind
+        return [r for r in range(len(partner)) if partner[r] < 0 and kind[r] != "Op"]
+
+
+#: Verdicts of a rival search.
+_NONE, _EQUAL, _BETTER = 0, 1, 2
 
 
 class _Matcher:
-    def __init__(self, va: GraphView, vb: GraphView, la: Labels, lb: Labels) -> None:
-        self.va, self.vb, self.la, self.lb = va, vb, la, lb
-        self.l0a, self.l0b = la.tiers[0], lb.tiers[0]
-        self.a2b = [-1] * va.size
-        self.b2a = [-1] * vb.size
-        self.open_a = set(range(va.size))  # the unpaired nodes
-        self.open_b = set(range(vb.size))
-        self.new: List[int] = []
-        self.reach = False  # whether propagation looks through inserted and deleted nodes
+    def __init__(self, ia: IndexedDocument, ib: IndexedDocument) -> None:
+        self.A, self.B = _Side(ia, True), _Side(ib, False)
+        self.A.other, self.B.other = self.B, self.A
+        self.queue: List[int] = []  # before ranks of new pairs, to propagate from
         self.weak: List[Tuple[int, int, int, int]] = []  # slot pairs without evidence, a heap
+        self.sequence = 0
+        self.groups: List[Tuple[List[int], List[int]]] = []  # equal candidates, for the tie-break
+        self.reach = False  # whether propagation looks through inserted and deleted nodes
         self.settled = {False: -1, True: -1}  # pair counts at which propagation reached a fixpoint
         self.residual_done: Dict[int, int] = {}  # pair counts at which each residual tier ran
-        self.sequence = 0
-        self.deferred: List[Tuple[List[int], List[int]]] = []
+        self.count = 0  # pairs made
 
     # -- the phases ---------------------------------------------------------------------------
 
     def run(self) -> None:
+        if self.identical():
+            return
         self.anchor()
         self.exact()
         self.settle()
         for tier in (3, 2, 1, 0):
             self.residual(tier)
             self.settle()
-        self.bottom_up()
+        self.regions()
         self.settle()
-        for strict in (True, False):
-            self.resolve_deferred(strict)
+        for final in (False, True):
+            self.break_ties(final)
             self.settle()
             for tier in (1, 0):
                 self.residual(tier)
                 self.settle()
-        self.swap_twins()
+        for side in (self.A, self.B):
+            self.swap_twins(side)
         self.pair_ops()
 
-    def pair(self, a: int, b: int) -> bool:
-        if self.a2b[a] >= 0 or self.b2a[b] >= 0 or self.l0a[a] != self.l0b[b]:
+    def identical(self) -> bool:
+        """Pair everything at once when the two documents are the same graph, numbered alike."""
+        ga, gb = self.A.graph, self.B.graph
+        if ga.size != gb.size or self.A.tiers[3] != self.B.tiers[3] or ga.refs != gb.refs:
             return False
-        self.a2b[a] = b
-        self.b2a[b] = a
-        self.open_a.discard(a)
-        self.open_b.discard(b)
-        self.new.append(a)
+        self.A.partner = list(range(ga.size))
+        self.B.partner = list(range(gb.size))
         return True
 
-    def anchor(self) -> None:
-        va, vb = self.va, self.vb
-        for name, fa in va.functions.items():
-            fb = vb.functions.get(name)
-            if fb is not None and self.pair(fa, fb):
-                self.pair_params(fa, fb)
-        if va.root is not None and vb.root is not None and self.pair(va.root, vb.root):
-            self.pair_params(va.root, vb.root)
+    def pair(self, a: int, b: int) -> bool:
+        pa, pb = self.A.partner, self.B.partner
+        if pa[a] >= 0 or pb[b] >= 0 or self.A.l0[a] != self.B.l0[b]:
+            return False
+        pa[a] = b
+        pb[b] = a
+        self.queue.append(a)
+        self.count += 1
+        return True
 
-    def pair_params(self, fa: int, fb: int) -> None:
-        va, vb = self.va, self.vb
-        if va.kind[fa] != "Function" or vb.kind[fb] != "Function":
-            return
-        pa, pb = va.refs[fa][1:], vb.refs[fb][1:]
-        by_name_a = _unique_by(pa, lambda r: va.nodes[r].get("name"))
-        by_name_b = _unique_by(pb, lambda r: vb.nodes[r].get("name"))
-        for name, a in by_name_a.items():
-            b = by_name_b.get(name)
-            if b is not None:
-                self.pair(a, b)
-        for a, b in zip(pa, pb):
-            self.pair(a, b)
+    def link(self, s: _Side, x: int, y: int) -> bool:
+        """Pair ``x`` of side ``s`` with ``y`` of the other side."""
+        return self.pair(x, y) if s.is_a else self.pair(y, x)
 
-    def exact(self) -> None:
-        """Identical sub-graphs whose signature is unique on both sides, tallest first."""
-        sig_a, sig_b = self.la.signature, self.lb.signature
-        groups_a: Dict[int, List[int]] = {}
-        for a in range(self.va.size):
-            if self.a2b[a] < 0:
-                groups_a.setdefault(sig_a[a], []).append(a)
-        groups_b: Dict[int, List[int]] = {}
-        for b in range(self.vb.size):
-            if self.b2a[b] < 0:
-                groups_b.setdefault(sig_b[b], []).append(b)
-        height = self.va.height
-        common = [(-height[members[0]], members[0], sig) for sig, members in groups_a.items() if sig in groups_b]
-        common.sort()
-        for _, _, sig in common:
-            members_a = [a for a in groups_a[sig] if self.a2b[a] < 0]
-            members_b = [b for b in groups_b[sig] if self.b2a[b] < 0]
-            if len(members_a) == 1 and len(members_b) == 1:
-                self.pair_subgraph(members_a[0], members_b[0])
-            elif members_a and members_b:
-                self.deferred.append((members_a, members_b))
-
-    def pair_subgraph(self, a: int, b: int) -> None:
+    def walk(self, a: int, b: int) -> None:
         """Pair two nodes of equal signature and, below them, their inputs position by position."""
-        va, vb = self.va, self.vb
+        ins_a, ins_b = self.A.inputs, self.B.inputs
         stack = [(a, b)]
         while stack:
             x, y = stack.pop()
             if not self.pair(x, y):
                 continue
-            stack.extend(zip(va.inputs[x], vb.inputs[y]))
-            if va.kind[x] == "Function" and x in va.inlined and y in vb.inlined:
-                stack.extend(zip(va.refs[x][1:], vb.refs[y][1:]))
+            xs = ins_a[x]
+            if xs:
+                stack.extend(zip(xs, ins_b[y]))
+
+    # -- anchors and identical sub-graphs -------------------------------------------------------
+
+    def anchor(self) -> None:
+        ga, gb = self.A.graph, self.B.graph
+        for name, fa in ga.functions.items():
+            fb = gb.functions.get(name)
+            if fb is not None and self.pair(fa, fb):
+                self.pair_params(fa, fb)
+        if ga.root is not None and gb.root is not None and self.pair(ga.root, gb.root):
+            self.pair_params(ga.root, gb.root)
+
+    def pair_params(self, fa: int, fb: int) -> None:
+        """Parameters by unique name, then the rest of the two lists aligned by their labels."""
+        A, B = self.A, self.B
+        if A.kind[fa] != "Function" or B.kind[fb] != "Function":
+            return
+        pa, pb = A.graph.refs[fa][1:], B.graph.refs[fb][1:]
+        t1a, t1b = A.tiers[1], B.tiers[1]
+        names_a, names_b = _unique([t1a[p] for p in pa]), _unique([t1b[p] for p in pb])
+        for i, p in enumerate(pa):
+            j = names_b.get(t1a[p], -1) if names_a.get(t1a[p], -1) == i else -1
+            if j >= 0:
+                self.pair(p, pb[j])
+        rest_a = [p for p in pa if A.partner[p] < 0]
+        rest_b = [p for p in pb if B.partner[p] < 0]
+        if rest_a and rest_b:
+            t3a, t3b = A.tiers[3], B.tiers[3]
+            for i, j in align([t3a[p] for p in rest_a], [t3b[p] for p in rest_b]):
+                self.pair(rest_a[i], rest_b[j])
+
+    def exact(self) -> None:
+        """Identical sub-graphs whose signature is unique on both sides, tallest first."""
+        A, B = self.A, self.B
+        sa = np.array(A.sig, dtype=np.int64)
+        sb = np.array(B.sig, dtype=np.int64)
+        keys_a, first_a, count_a = np.unique(sa, return_index=True, return_counts=True)
+        keys_b, first_b, count_b = np.unique(sb, return_index=True, return_counts=True)
+        once_a, once_b = count_a == 1, count_b == 1
+        _, ia, ib = np.intersect1d(keys_a[once_a], keys_b[once_b], assume_unique=True, return_indices=True)
+        nodes_a = first_a[once_a][ia]
+        nodes_b = first_b[once_b][ib]
+        order = np.argsort(-np.asarray(A.position)[nodes_a], kind="stable")  # users before inputs
+        pa = A.partner
+        queue = self.queue
+        for a, b in zip(nodes_a[order].tolist(), nodes_b[order].tolist()):
+            if pa[a] < 0:
+                self.walk(a, b)
+        queue.clear()  # propagation starts from the frontier: the pairs next to unpaired nodes
+        self.queue = self.frontier()
+
+    # -- propagation --------------------------------------------------------------------------
 
     def settle(self) -> None:
         """Propagate from the new pairs to a fixpoint, re-seeding from every pair next to an
@@ -177,189 +229,316 @@ class _Matcher:
             self.reach = reach
             self.propagate()
             for _ in range(_ROUNDS):
-                count = self.paired_count()
+                count = self.count
                 if self.settled[reach] == count:
                     break  # the frontier was propagated from this very state already
-                self.new = self.frontier()
+                self.queue = self.frontier()
                 self.propagate()
-                if self.paired_count() == count:
+                if self.count == count:
                     self.settled[reach] = count
                     break
         self.reach = False
 
     def frontier(self) -> List[int]:
-        """Paired nodes (before side) next to an unpaired node on either side."""
-        va, vb, a2b, b2a = self.va, self.vb, self.a2b, self.b2a
-        seeds = set()
-        for a in self.open_a:
-            seeds.update(x for x in va.inputs[a] if a2b[x] >= 0)
-            seeds.update(u for u, _ in va.users[a] if a2b[u] >= 0)
-        for b in self.open_b:
-            seeds.update(b2a[y] for y in vb.inputs[b] if b2a[y] >= 0)
-            seeds.update(b2a[u] for u, _ in vb.users[b] if b2a[u] >= 0)
+        """Paired nodes (before ranks) next to an unpaired node on either side."""
+        seeds: Set[int] = set()
+        for s in (self.A, self.B):
+            partner, inputs, users, is_a = s.partner, s.inputs, s.users, s.is_a
+            for x in s.unpaired():
+                for i in inputs[x]:
+                    j = partner[i]
+                    if j >= 0:
+                        seeds.add(i if is_a else j)
+                for u, _ in users[x]:
+                    v = partner[u]
+                    if v >= 0:
+                        seeds.add(u if is_a else v)
         return sorted(seeds)
-
-    def paired_count(self) -> int:
-        return self.va.size - len(self.open_a)
 
     def propagate(self) -> None:
         """Pair neighbours of the new pairs; when none are left, try the queued slot pairs, best
         first, each followed by what it implies."""
+        pa = self.A.partner
         while True:
-            while self.new:
-                batch, self.new = self.new, []
+            while self.queue:
+                batch, self.queue = self.queue, []
                 for a in batch:
-                    b = self.a2b[a]
-                    self.match_inputs(a, b)
-                    self.match_users(a, b)
-            while self.weak and not self.new:
+                    b = pa[a]
+                    self.down(a, b)
+                    self.up(a, b)
+            while self.weak and not self.queue:
                 _, _, x, y = heapq.heappop(self.weak)
-                if self.a2b[x] < 0 and self.b2a[y] < 0 and not self.better_elsewhere(x, y):
-                    self.pair(x, y)
-            if not self.new:
+                if pa[x] < 0 and self.B.partner[y] < 0:
+                    self.consider(x, y, final=True)
+            if not self.queue:
                 return
 
-    # -- propagation along inputs --------------------------------------------------------------
-
-    def match_inputs(self, a: int, b: int) -> None:
-        va, vb, a2b, b2a = self.va, self.vb, self.a2b, self.b2a
-        xs, ys = va.inputs[a], vb.inputs[b]
-        if len(xs) == 1 and len(ys) == 1 and (a2b[xs[0]] >= 0 or b2a[ys[0]] >= 0):
-            return  # the common case: a unary node whose input is paired already
-        pairs: Sequence[Tuple[int, int]]
-        if len(xs) == len(ys):
-            pairs = zip(xs, ys)  # type: ignore[assignment]
+    def down(self, a: int, b: int) -> None:
+        """Pair the inputs of a pair."""
+        A, B = self.A, self.B
+        xs, ys = A.inputs[a], B.inputs[b]
+        if not xs or not ys:
+            return
+        pa, pb = A.partner, B.partner
+        if len(xs) == 1 and len(ys) == 1:
+            x, y = xs[0], ys[0]
+            if pa[x] < 0 and pb[y] < 0:
+                self.slot(x, y)
+            return
+        if len(xs) == len(ys) and A.kind[a] not in VARIADIC_KINDS:
+            slots = list(zip(xs, ys))
         else:
-            pairs = self.align(xs, ys)
-        if va.kind[a] == "Function":
-            pairs = list(pairs) + list(zip(va.refs[a][1:], vb.refs[b][1:]))
-        l0a, l0b = self.l0a, self.l0b
-        for x, y in pairs:
-            if a2b[x] >= 0 or b2a[y] >= 0:
-                continue
-            if l0a[x] != l0b[y]:
-                if self.reach:
-                    self.look_through(x, y)
-            elif self.evidence(x, y):
-                if not self.better_elsewhere(x, y):
-                    self.pair(x, y)
-            else:
-                self.propose(x, y)
+            slots = self.align_inputs(xs, ys)
+        open_slots = [(x, y) for x, y in slots if pa[x] < 0 and pb[y] < 0]
+        if len(open_slots) > 1:
+            self.unswap(open_slots)
+        for x, y in open_slots:
+            if pa[x] < 0 and pb[y] < 0:
+                self.slot(x, y)
+        if A.kind[a] == "Function" and a not in A.graph.inlined:
+            self.pair_params(a, b)
 
-    def propose(self, x: int, y: int) -> None:
-        """Queue a pair that only shares a slot: the more alike they look (the operators of
-        their inputs, their height, their type), the sooner it is tried."""
-        va, vb, l0a, l0b = self.va, self.vb, self.l0a, self.l0b
-        level = (2 * ([l0a[i] for i in va.inputs[x]] == [l0b[j] for j in vb.inputs[y]])
-                 + (va.height[x] == vb.height[y]) + (self.la.tiers[2][x] == self.lb.tiers[2][y]))
+    def align_inputs(self, xs: Sequence[int], ys: Sequence[int]) -> List[Tuple[int, int]]:
+        """An order-preserving alignment of two input lists: paired inputs by their pair,
+        unpaired ones by their signature, then by their operator."""
+        A, B = self.A, self.B
+        pa = A.partner
+
+        def key_a(x: int) -> Tuple[int, int]:
+            return (0, pa[x]) if pa[x] >= 0 else (1, A.sig[x])
+
+        def key_b(y: int) -> Tuple[int, int]:
+            return (0, y) if B.partner[y] >= 0 else (1, B.sig[y])
+
+        out = [(xs[i], ys[j]) for i, j in align([key_a(x) for x in xs], [key_b(y) for y in ys])]
+        taken_a = {x for x, _ in out}
+        taken_b = {y for _, y in out}
+        rest_a = [x for x in xs if x not in taken_a and pa[x] < 0]
+        rest_b = [y for y in ys if y not in taken_b and B.partner[y] < 0]
+        if rest_a and rest_b:
+            out += [(rest_a[i], rest_b[j])
+                    for i, j in align([A.l0[x] for x in rest_a], [B.l0[y] for y in rest_b])]
+        return out
+
+    def unswap(self, slots: List[Tuple[int, int]]) -> None:
+        """Inputs whose signature is at another slot on the other side moved there: pair them
+        by signature (``add(b, a)`` for ``add(a, b)`` is one rewired node)."""
+        A, B = self.A, self.B
+        sig_a, sig_b = A.sig, B.sig
+        if all(sig_a[x] == sig_b[y] for x, y in slots):
+            return
+        at_b = _unique([sig_b[y] for _, y in slots])
+        at_a = _unique([sig_a[x] for x, _ in slots])
+        for i, (x, _) in enumerate(slots):
+            j = at_b.get(sig_a[x], -1)
+            if j >= 0 and j != i and at_a.get(sig_a[x]) == i:
+                y = slots[j][1]
+                if A.partner[x] < 0 and B.partner[y] < 0:
+                    self.walk(x, y)
+
+    def slot(self, x: int, y: int) -> None:
+        """``x`` and ``y`` are the inputs at one slot of a pair."""
+        A, B = self.A, self.B
+        if A.l0[x] != B.l0[y]:
+            if self.reach:
+                self.look_down(x, y)
+            return
+        if A.sig[x] == B.sig[y]:
+            self.walk(x, y)
+            return
+        if len(A.users[x]) == 1 and len(B.users[y]) == 1:
+            # Read by the pair alone on both sides: nothing else can claim them, unless an
+            # input already paired says otherwise.
+            pa, pb = A.partner, B.partner
+            if all(pa[i] < 0 for i in A.inputs[x]) and all(pb[j] < 0 for j in B.inputs[y]):
+                self.pair(x, y)
+                return
+        self.consider(x, y)
+
+    def consider(self, x: int, y: int, final: bool = False) -> None:
+        """Pair ``x`` with ``y`` if no other candidate of either agrees as well with its paired
+        neighbours. With the pair as their only common neighbour, they wait in the queue
+        (``final``: they have waited). Equally good candidates wait as a group."""
+        A, B = self.A, self.B
+        score = self.score(A, x, y)
+        rivals_b: List[int] = []
+        rivals_a: List[int] = []
+        if self.rivals(A, x, y, score, rivals_b) or self.rivals(B, y, x, score, rivals_a):
+            return
+        if rivals_a or rivals_b:
+            self.groups.append(([x] + rivals_a, [y] + rivals_b))
+            return
+        if final or score[0] or score[1] >= 2:
+            self.pair(x, y)
+            return
+        level = (2 * ([A.l0[i] for i in A.inputs[x]] == [B.l0[j] for j in B.inputs[y]])
+                 + score[2] + score[3])
         self.sequence += 1
         heapq.heappush(self.weak, (-level, self.sequence, x, y))
 
-    def better_elsewhere(self, a: int, b: int) -> bool:
-        """Whether ``a`` or ``b`` has an unpaired candidate (same label, reading a partner of one
-        of its inputs, or at the same input of a partner of one of its users) that agrees with
-        it on as many paired inputs and users as they agree with each other, or more. Equally
-        good candidates make a group for later, when more of their neighbours are paired (or,
-        at the end, for the tie-break)."""
-        va, vb, a2b, b2a, l0a, l0b = self.va, self.vb, self.a2b, self.b2a, self.l0a, self.l0b
-        ins_a = va.inputs[a]
-        agree = self.agreement(a, b)
-        label = l0a[a]
-        rivals_a: List[int] = []
-        rivals_b: List[int] = []
-        for x in ins_a:
-            y = a2b[x]
-            if y < 0 or len(vb.users[y]) > _MAX_GROUP:
-                continue
-            for v, _ in vb.users[y]:
-                if v != b and b2a[v] < 0 and l0b[v] == label and v not in rivals_b:
-                    score = self.agreement(a, v)
-                    if score > agree:
-                        return True
-                    if score == agree:
-                        rivals_b.append(v)
-        for y in vb.inputs[b]:
-            x = b2a[y]
-            if x < 0 or len(va.users[x]) > _MAX_GROUP:
-                continue
-            for u, _ in va.users[x]:
-                if u != a and a2b[u] < 0 and l0a[u] == label and u not in rivals_a:
-                    score = self.agreement(u, b)
-                    if score > agree:
-                        return True
-                    if score == agree:
-                        rivals_a.append(u)
-        # ... and the nodes at the same input of the partners of their users
-        for u, p in va.users[a]:
-            v = a2b[u]
-            if v >= 0 and p < len(vb.inputs[v]):
-                w = vb.inputs[v][p]
-                if w != b and b2a[w] < 0 and l0b[w] == label and w not in rivals_b:
-                    score = self.agreement(a, w)
-                    if score > agree:
-                        return True
-                    if score == agree:
-                        rivals_b.append(w)
-        for v, q in vb.users[b]:
-            u = b2a[v]
-            if u >= 0 and q < len(va.inputs[u]):
-                w = va.inputs[u][q]
-                if w != a and a2b[w] < 0 and l0a[w] == label and w not in rivals_a:
-                    score = self.agreement(w, b)
-                    if score > agree:
-                        return True
-                    if score == agree:
-                        rivals_a.append(w)
-        if rivals_a or rivals_b:
-            self.deferred.append(([a] + rivals_a, [b] + rivals_b))
-            return True
-        return False
+    def score(self, s: _Side, x: int, y: int) -> Tuple[int, int, int, int, int]:
+        """How alike ``x`` (of ``s``) and ``y`` are: equal signatures, paired neighbours in
+        common, equal heights, types, attributes."""
+        o = s.other
+        return (int(s.sig[x] == o.sig[y]), self.agreement(s, x, y),
+                int(s.graph.height[x] == o.graph.height[y]),
+                int(s.tiers[2][x] == o.tiers[2][y]), int(s.tiers[1][x] == o.tiers[1][y]))
 
-    def agreement(self, a: int, b: int) -> int:
-        """Paired inputs and users that ``a`` and ``b`` have in common."""
-        return self.agreeing_inputs(a, b) + self.agreeing_users(a, b)
+    @staticmethod
+    def agreement(s: _Side, x: int, y: int) -> int:
+        """Paired inputs and users that ``x`` (of ``s``) and ``y`` have in common."""
+        o = s.other
+        partner = s.partner
+        xs, ys = s.inputs[x], o.inputs[y]
+        count = 0
+        if len(xs) == len(ys):
+            for i, j in zip(xs, ys):
+                if partner[i] == j:
+                    count += 1
+        elif xs and ys:
+            yset = set(ys)
+            count = sum(1 for i in xs if partner[i] in yset)
+        users_y = o.users[y]
+        if users_y:
+            theirs = set(users_y)
+            count += sum(1 for u, p in s.users[x] if partner[u] >= 0 and (partner[u], p) in theirs)
+        return count
 
-    def align(self, xs: Sequence[int], ys: Sequence[int]) -> List[Tuple[int, int]]:
-        """Pairs of an order-preserving alignment of two input lists (longest common subsequence)."""
-        if len(xs) > _MAX_ALIGN or len(ys) > _MAX_ALIGN:
-            return list(zip(xs, ys))
-        a2b, b2a, l0a, l0b = self.a2b, self.b2a, self.l0a, self.l0b
-
-        def same(x: int, y: int) -> bool:
-            if a2b[x] >= 0:
-                return a2b[x] == y
-            return b2a[y] < 0 and l0a[x] == l0b[y]
-
-        n, m = len(xs), len(ys)
-        table = [[0] * (m + 1) for _ in range(n + 1)]
-        for i in range(n - 1, -1, -1):
-            row, below = table[i], table[i + 1]
-            for j in range(m - 1, -1, -1):
-                row[j] = below[j + 1] + 1 if same(xs[i], ys[j]) else max(below[j], row[j + 1])
-        out = []
-        i = j = 0
-        while i < n and j < m:
-            if same(xs[i], ys[j]):
-                out.append((xs[i], ys[j]))
-                i += 1
-                j += 1
-            elif table[i + 1][j] >= table[i][j + 1]:
-                i += 1
-            else:
-                j += 1
+    def candidates(self, s: _Side, x: int) -> List[int]:
+        """Unpaired nodes of the other side with ``x``'s label that read a partner of one of
+        ``x``'s inputs, or sit at the slot of a partner of one of ``x``'s users."""
+        o = s.other
+        partner, other_partner, l0, label = s.partner, o.partner, o.l0, s.l0[x]
+        out: List[int] = []
+        for i in s.inputs[x]:
+            j = partner[i]
+            if j >= 0:
+                theirs = o.users[j]
+                if len(theirs) <= _MAX_GROUP:
+                    out += [v for v, _ in theirs if other_partner[v] < 0 and l0[v] == label]
+        for u, p in s.users[x]:
+            v = partner[u]
+            if v >= 0:
+                ins = o.inputs[v]
+                if p < len(ins):
+                    w = ins[p]
+                    if other_partner[w] < 0 and l0[w] == label:
+                        out.append(w)
         return out
 
-    def look_through(self, x: int, y: int) -> None:
+    def rivals(self, s: _Side, x: int, y: int, score: Tuple[int, ...], equal: List[int]) -> bool:
+        """Whether ``x`` (of ``s``) has a candidate that agrees better than ``y``; candidates
+        that agree as well are added to ``equal``."""
+        for c in self.candidates(s, x):
+            if c == y or c in equal:
+                continue
+            theirs = self.score(s, x, c)  # agreement is symmetric: comparable with ``score``
+            if theirs > score:
+                return True
+            if theirs == score:
+                equal.append(c)
+        return False
+
+    # -- propagation along users ---------------------------------------------------------------
+
+    def up(self, a: int, b: int) -> None:
+        """Pair the users of a pair: by operator and input position, and among several, by the
+        other inputs they read."""
+        A, B = self.A, self.B
+        pa, pb = A.partner, B.partner
+        users_a = A.users[a]
+        if len(users_a) == 1:  # the common case, kept cheap
+            u, p = users_a[0]
+            if pa[u] >= 0:
+                return
+            ua = users_a
+        else:
+            ua = [(u, p) for u, p in users_a if pa[u] < 0]
+            if not ua:
+                return
+        ub = [(v, q) for v, q in B.users[b] if pb[v] < 0]
+        if not ub:
+            return
+        if len(ua) == 1 and len(ub) == 1:
+            (u, p), (v, q) = ua[0], ub[0]
+            if A.l0[u] == B.l0[v] and (p == q or A.kind[u] in VARIADIC_KINDS):
+                self.user_pair(u, v)
+            elif self.reach:
+                self.look_up(A, ua, ub)
+                self.look_up(B, ub, ua)
+            return
+        groups: Dict[Tuple[int, int], Tuple[List[int], List[int]]] = {}
+        for u, p in ua:
+            members = groups.setdefault((A.l0[u], -1 if A.kind[u] in VARIADIC_KINDS else p), ([], []))[0]
+            if u not in members:
+                members.append(u)
+        for v, q in ub:
+            group = groups.get((B.l0[v], -1 if B.kind[v] in VARIADIC_KINDS else q))
+            if group is not None and v not in group[1]:
+                group[1].append(v)
+        for us, vs in groups.values():
+            if not vs:
+                continue
+            if len(us) == 1 and len(vs) == 1:
+                self.user_pair(us[0], vs[0])
+            else:
+                self.pair_group(us, vs)
+        if self.reach:
+            self.look_up(A, ua, ub)
+            self.look_up(B, ub, ua)
+
+    def user_pair(self, u: int, v: int) -> None:
+        """Two users, the only candidates for each other, of one pair at the same input. If one
+        of their other inputs contradicts them (paired elsewhere, or of another operator), the
+        pair is considered like any other: a rewired input elsewhere can make another user
+        look alike here until more around them is paired."""
+        A, B = self.A, self.B
+        pa, pb, l0a, l0b = A.partner, B.partner, A.l0, B.l0
+        xs, ys = A.inputs[u], B.inputs[v]
+        if len(xs) == len(ys) and all(pa[x] == y or (pa[x] < 0 and pb[y] < 0 and l0a[x] == l0b[y])
+                                      for x, y in zip(xs, ys)):
+            self.pair(u, v)
+        else:
+            self.consider(u, v)
+
+    def pair_group(self, us: List[int], vs: List[int]) -> None:
+        """Users of one label at one slot of a pair, several on a side: those whose inputs are
+        all paired alike pair at once (an index by paired inputs); the rest by score."""
+        A, B = self.A, self.B
+        pa = A.partner
+        by_inputs: Dict[Tuple[int, ...], List[int]] = {}
+        for v in vs:
+            by_inputs.setdefault(tuple(B.inputs[v]), []).append(v)
+        left = []
+        for u in us:
+            found = by_inputs.get(tuple([pa[x] for x in A.inputs[u]]))
+            if found is not None and len(found) == 1:
+                self.pair(u, found[0])
+            else:
+                left.append(u)
+        vs = [v for v in vs if B.partner[v] < 0]
+        left = [u for u in left if pa[u] < 0]
+        if not left or not vs or len(left) > _SCORED_GROUP or len(vs) > _SCORED_GROUP:
+            return
+        for u in left:
+            best = max(vs, key=lambda v: (self.score(A, u, v), -B.position[v]))
+            if B.partner[best] < 0:
+                self.consider(u, best)
+
+    # -- looking through inserted and deleted nodes --------------------------------------------
+
+    def look_down(self, x: int, y: int) -> None:
         """``x`` and ``y`` take the same input slot but differ in kind or operator: one side may
-        have a node inserted (a ``layout_transform``) or deleted there. Pair ``x`` with a node
+        have nodes inserted (a ``layout_transform``) or deleted there. Pair ``x`` with a node
         below ``y`` (or ``y`` with one below ``x``). Right below one inserted node, a node that
-        has inputs needs no more evidence; deeper, or a leaf, needs equal signatures or an
-        input already paired with the corresponding input. When both readings are possible,
-        the one with evidence wins, and neither if both have it."""
-        under_y = self.below(self.vb, y, self.l0b, self.b2a, self.l0a[x], lambda c, d: self.plausible(x, c, d))
-        under_x = self.below(self.va, x, self.l0a, self.a2b, self.l0b[y], lambda c, d: self.plausible(c, y, d))
+        has inputs needs no more evidence; deeper, or a leaf, needs equal signatures or an input
+        already paired with the corresponding input. When both readings are possible, the one
+        with evidence wins, and neither if both have it."""
+        A, B = self.A, self.B
+        under_y = self.below(A, x, y)
+        under_x = self.below(B, y, x)
         if under_y is not None and under_x is not None:
-            strong_y, strong_x = self.evidence(x, under_y), self.evidence(under_x, y)
+            strong_y, strong_x = self.evidence(A, x, under_y), self.evidence(B, y, under_x)
             if strong_y == strong_x:
                 return
             under_x, under_y = (None, under_y) if strong_y else (under_x, None)
@@ -368,224 +547,117 @@ class _Matcher:
         elif under_x is not None:
             self.pair(under_x, y)
 
-    @staticmethod
-    def below(view: GraphView, start: int, labels: Sequence[int], partner: Sequence[int], label: int,
-              accept: Callable[[int, int], bool]) -> Optional[int]:
+    def below(self, s: _Side, x: int, start: int) -> Optional[int]:
+        """An unpaired node of ``x``'s label below ``start`` (of the other side) for ``x``."""
+        o = s.other
+        label = s.l0[x]
         level = [start]
         for depth in range(1, _LOOK_THROUGH + 1):
             nxt = []
             for r in level:
-                for i in view.inputs[r]:
-                    if partner[i] >= 0:
+                for i in o.inputs[r]:
+                    if o.partner[i] >= 0:
                         continue
-                    if labels[i] == label and accept(i, depth):
+                    if o.l0[i] == label and self.plausible(s, x, i, depth):
                         return i
                     nxt.append(i)
             level = nxt
         return None
 
-    def plausible(self, a: int, b: int, depth: int) -> bool:
-        if self.better_elsewhere(a, b):  # (twins reading the same input are no evidence)
+    def plausible(self, s: _Side, x: int, y: int, depth: int) -> bool:
+        score = self.score(s, x, y)
+        if self.rivals(s, x, y, score, []) or self.rivals(s.other, y, x, score, []):
             return False
-        return self.evidence(a, b) or (depth == 1 and bool(self.va.inputs[a]))
+        return self.evidence(s, x, y) or (depth == 1 and bool(s.inputs[x]))
 
-    def evidence(self, a: int, b: int) -> bool:
-        return self.la.signature[a] == self.lb.signature[b] or self.agreeing_inputs(a, b) > 0
-
-    def related(self, a: int, b: int) -> bool:
-        """Evidence beyond labels: equal signatures, or a paired input or user in common."""
-        return (self.la.signature[a] == self.lb.signature[b] or self.agreeing_inputs(a, b) > 0
-                or self.agreeing_users(a, b) > 0)
-
-    def agreeing_inputs(self, a: int, b: int) -> int:
-        a2b = self.a2b
-        xs, ys = self.va.inputs[a], self.vb.inputs[b]
-        count = 0
+    @staticmethod
+    def evidence(s: _Side, x: int, y: int) -> bool:
+        o = s.other
+        if s.sig[x] == o.sig[y]:
+            return True
+        xs, ys = s.inputs[x], o.inputs[y]
+        partner = s.partner
         if len(xs) == len(ys):
-            for x, y in zip(xs, ys):
-                if a2b[x] == y:
-                    count += 1
-            return count
+            return any(partner[i] == j for i, j in zip(xs, ys))
         yset = set(ys)
-        for x in xs:
-            if a2b[x] in yset:
-                count += 1
-        return count
+        return any(partner[i] in yset for i in xs)
 
-    # -- propagation along users ---------------------------------------------------------------
+    def look_up(self, s: _Side, mine: List[Tuple[int, int]], theirs: List[Tuple[int, int]]) -> None:
+        """Users of a pair still unpaired may sit above nodes inserted on the other side: climb
+        from each of the other side's unpaired users through unpaired nodes to one of the
+        label of a user of ``s``, reached at the same slot.
 
-    def match_users(self, a: int, b: int) -> None:
-        va, vb, a2b, b2a = self.va, self.vb, self.a2b, self.b2a
-        users = va.users[a]
-        l0a, l0b = self.l0a, self.l0b
-        if len(users) == 1:  # the common case, kept cheap
-            u, p = users[0]
-            if a2b[u] >= 0:
-                return
-            theirs = vb.users[b]
-            if len(theirs) == 1:
-                v, q = theirs[0]
-                if b2a[v] >= 0:
-                    return
-                if l0a[u] == l0b[v] and (p == q or va.kind[u] in VARIADIC_KINDS):
-                    self.pair_user(u, v)
-                elif self.reach:
-                    self.look_above(users, theirs)
-                return
-            ua = users
-        else:
-            ua = [(u, p) for u, p in users if a2b[u] < 0]
-            if not ua:
-                return
-        ub = [(u, p) for u, p in vb.users[b] if b2a[u] < 0]
-        if not ub:
-            return
-        if len(ua) == 1 and len(ub) == 1:  # without the grouping
-            (u, p), (v, q) = ua[0], ub[0]
-            if l0a[u] == l0b[v] and (p == q or va.kind[u] in VARIADIC_KINDS):
-                self.pair_user(u, v)
-            elif self.reach:
-                self.look_above(ua, ub)
-            return
-        groups: Dict[Tuple[int, int], Tuple[List[int], List[int]]] = {}
-        for u, p in ua:
-            key = (l0a[u], -1 if va.kind[u] in VARIADIC_KINDS else p)
-            members = groups.setdefault(key, ([], []))[0]
-            if u not in members:
-                members.append(u)
-        for v, q in ub:
-            key = (l0b[v], -1 if vb.kind[v] in VARIADIC_KINDS else q)
-            group = groups.get(key)
-            if group is not None and v not in group[1]:
-                group[1].append(v)
-        for us, vs in groups.values():
-            if not vs:
+        Not when the node taken as inserted has a counterpart among the users of the user:
+        then that user was deleted, which one edit explains, and looking from the other side
+        finds it."""
+        o = s.other
+        sp, op_, sl, ol = s.partner, o.partner, s.l0, o.l0
+        for u, p in mine:
+            if sp[u] >= 0:
                 continue
-            if len(us) == 1 and len(vs) == 1:
-                self.pair_user(us[0], vs[0])
-            elif len(us) * len(vs) <= _MAX_GROUP * _MAX_GROUP // 16:
-                self.pair_best(us, vs, strict=True)
-        if self.reach:
-            self.look_above(ua, ub)
-
-    def pair_user(self, u: int, v: int) -> None:
-        """Two users, the only candidates for each other, of one pair at the same input. If one
-        of their other inputs contradicts them (paired elsewhere, or of another operator), the
-        pair waits in the queue: a rewired input elsewhere can make another user look alike
-        here until more around them is paired."""
-        a2b, b2a, l0a, l0b = self.a2b, self.b2a, self.l0a, self.l0b
-        xs, ys = self.va.inputs[u], self.vb.inputs[v]
-        if len(xs) == len(ys) and all(a2b[x] == y or (a2b[x] < 0 and b2a[y] < 0 and l0a[x] == l0b[y])
-                                      for x, y in zip(xs, ys)):
-            self.pair(u, v)
-        else:
-            self.propose(u, v)
-
-    def look_above(self, ua: List[Tuple[int, int]], ub: List[Tuple[int, int]]) -> None:
-        """Users still unpaired may sit one inserted (deleted) single-input node higher up.
-
-        Not when the node taken as inserted has a counterpart among the other side's users of
-        the user: then that user was deleted, which one edit explains, and looking through
-        from above finds it."""
-        va, vb, a2b, b2a, l0a, l0b = self.va, self.vb, self.a2b, self.b2a, self.l0a, self.l0b
-        for u, p in ua:
-            if a2b[u] >= 0:
-                continue
-            for v, _ in ub:
-                if b2a[v] >= 0 or l0b[v] == l0a[u] or len(vb.inputs[v]) != 1:
+            for v, _ in theirs:
+                if op_[v] >= 0 or ol[v] == sl[u]:
                     continue
-                if any(a2b[t] < 0 and l0a[t] == l0b[v] for t, _ in va.users[u]):
+                if any(sp[t] < 0 and sl[t] == ol[v] for t, _ in s.users[u]):
                     continue
-                for w, q in vb.users[v]:
-                    if b2a[w] < 0 and l0b[w] == l0a[u] and q == p and not self.better_elsewhere(u, w):
-                        self.pair(u, w)
-                        break
-                if a2b[u] >= 0:
-                    break
-        for v, q in ub:
-            if b2a[v] >= 0:
-                continue
-            for u, _ in ua:
-                if a2b[u] >= 0 or l0a[u] == l0b[v] or len(va.inputs[u]) != 1:
-                    continue
-                if any(b2a[t] < 0 and l0b[t] == l0a[u] for t, _ in vb.users[v]):
-                    continue
-                for w, p in va.users[u]:
-                    if a2b[w] < 0 and l0a[w] == l0b[v] and p == q and not self.better_elsewhere(w, v):
-                        self.pair(w, v)
-                        break
-                if b2a[v] >= 0:
+                w = self.climb(o, v, sl[u], p)
+                if w is not None and self.plausible(s, u, w, 1):
+                    self.link(s, u, w)
                     break
 
-    def score(self, a: int, b: int) -> Tuple[int, int, int, int, int]:
-        la, lb = self.la, self.lb
-        return (int(la.signature[a] == lb.signature[b]), self.agreement(a, b),
-                int(self.va.height[a] == self.vb.height[b]),
-                int(la.tiers[2][a] == lb.tiers[2][b]), int(la.tiers[1][a] == lb.tiers[1][b]))
-
-    def agreeing_users(self, a: int, b: int) -> int:
-        a2b = self.a2b
-        users_b = set(self.vb.users[b])
-        return sum(1 for u, p in self.va.users[a] if a2b[u] >= 0 and (a2b[u], p) in users_b)
-
-    def pair_best(self, us: List[int], vs: List[int], strict: bool) -> None:
-        """Pair the candidates of one group by score (equal signatures, then paired neighbours
-        that agree, then equal heights, types and attributes). A pair must be strictly the best for both
-        of its nodes (``strict``), or else the first best in canonical order; nodes that share
-        nothing but their label stay unpaired."""
-        us = [u for u in us if self.a2b[u] < 0]
-        vs = [v for v in vs if self.b2a[v] < 0]
-        if not us or not vs:
-            return
-        scores = {(u, v): self.score(u, v) for u in us for v in vs if self.l0a[u] == self.l0b[v]}
-        if not scores:
-            return
-        ranked = sorted(scores, key=lambda uv: (tuple(-s for s in scores[uv]), uv))
-        left = False
-        for u, v in ranked:
-            if self.a2b[u] >= 0 or self.b2a[v] >= 0:
-                continue
-            if not (scores[(u, v)][0] or scores[(u, v)][1]):
-                continue  # nothing but the label in common: leave both unpaired
-            if strict:
-                s = scores[(u, v)]
-                rivals = [scores[(u, w)] for w in vs if w != v and self.b2a[w] < 0 and (u, w) in scores]
-                rivals += [scores[(w, v)] for w in us if w != u and self.a2b[w] < 0 and (w, v) in scores]
-                if any(r >= s for r in rivals):
-                    left = True
+    @staticmethod
+    def climb(o: _Side, start: int, label: int, slot: int) -> Optional[int]:
+        """The one unpaired node of ``label`` reached at input ``slot`` going up from ``start``
+        through at most ``_LOOK_THROUGH`` unpaired nodes of other labels."""
+        partner, l0, users = o.partner, o.l0, o.users
+        found = None
+        level = [start]
+        for _ in range(_LOOK_THROUGH):
+            nxt = []
+            for r in level:
+                theirs = users[r]
+                if len(theirs) > _MAX_GROUP:
                     continue
-            self.pair(u, v)
-        if left:
-            self.deferred.append((us, vs))
+                for w, q in theirs:
+                    if partner[w] >= 0:
+                        continue
+                    if l0[w] == label:
+                        if q == slot:
+                            if found is not None and found != w:
+                                return None
+                            found = w
+                    else:
+                        nxt.append(w)
+            if found is not None:
+                return found
+            level = nxt
+        return None
 
-    # -- residual signatures, deferred groups, twins, ops --------------------------------------
+    # -- residual signatures, regions, ties, twins, ops ----------------------------------------
 
     def residual(self, tier: int) -> None:
-        count = self.paired_count()
-        if self.residual_done.get(tier) == count:
+        if self.residual_done.get(tier) == self.count:
             return  # nothing was paired since this tier's groups were last looked at
-        self.residual_done[tier] = count
-        table: Dict[object, int] = {}
-        ra = residual_signatures(self.va, self.la.tiers[tier], self.a2b, True, table, self.open_a)
-        rb = residual_signatures(self.vb, self.lb.tiers[tier], self.b2a, False, table, self.open_b)
-        kind_a, kind_b = self.va.kind, self.vb.kind
+        self.residual_done[tier] = self.count
+        A, B = self.A, self.B
+        ra = residual_signatures(A.graph, A.tiers[tier], A.partner, True, A.unpaired())
+        rb = residual_signatures(B.graph, B.tiers[tier], B.partner, False, B.unpaired())
         groups_a: Dict[int, List[int]] = {}
         for a, sig in ra.items():
-            if kind_a[a] != "Op":
-                groups_a.setdefault(sig, []).append(a)
+            groups_a.setdefault(sig, []).append(a)
         groups_b: Dict[int, List[int]] = {}
         for b, sig in rb.items():
-            if kind_b[b] != "Op":
-                groups_b.setdefault(sig, []).append(b)
-        height = self.va.height
+            groups_b.setdefault(sig, []).append(b)
+        height = A.graph.height
         common = sorted((-height[m[0]], m[0], sig) for sig, m in groups_a.items() if sig in groups_b)
         for _, _, sig in common:
-            members_a = [a for a in groups_a[sig] if self.a2b[a] < 0]
-            members_b = [b for b in groups_b[sig] if self.b2a[b] < 0]
-            if len(members_a) == 1 and len(members_b) == 1 and (tier == 3 or self.related(members_a[0], members_b[0])):
+            members_a = [a for a in groups_a[sig] if A.partner[a] < 0]
+            members_b = [b for b in groups_b[sig] if B.partner[b] < 0]
+            if len(members_a) == 1 and len(members_b) == 1 and (
+                    tier == 3 or self.related(members_a[0], members_b[0])):
                 self.pair_residual(members_a[0], members_b[0], ra, rb)
             elif members_a and members_b:
-                self.deferred.append((members_a, members_b))
+                self.groups.append((members_a, members_b))
 
     def pair_residual(self, a: int, b: int, ra: Dict[int, int], rb: Dict[int, int]) -> None:
         stack = [(a, b)]
@@ -593,94 +665,133 @@ class _Matcher:
             x, y = stack.pop()
             if not self.pair(x, y):
                 continue
-            for i, j in zip(self.va.inputs[x], self.vb.inputs[y]):
-                if self.a2b[i] < 0 and self.b2a[j] < 0 and ra.get(i) == rb.get(j):
+            for i, j in zip(self.A.inputs[x], self.B.inputs[y]):
+                if self.A.partner[i] < 0 and self.B.partner[j] < 0 and ra.get(i) == rb.get(j):
                     stack.append((i, j))
 
-    def bottom_up(self) -> None:
-        """Pair a node whose neighbours all changed by what it computes from: the paired nodes
-        below it (GumTree's bottom-up phase, in hlo_diff's limited form). A ``nn.relu`` between
-        two batch norms that SimplifyInference expanded has no paired input or user, but the
-        convolution and the four statistics below it are paired on both sides."""
-        va, vb, a2b, b2a, l0a = self.va, self.vb, self.a2b, self.b2a, self.l0a
-        budget = _BOTTOM_UP_BUDGET * (va.size + vb.size)
-        for a in sorted(self.open_a, key=va.position.__getitem__):  # inputs before users
-            if a2b[a] >= 0 or not va.inputs[a] or budget <= 0:
-                continue
-            below = {a2b[x] for x in _paired_below(va, a, a2b)}
-            budget -= _BELOW
-            if len(below) < 2:
-                continue
-            candidates = _unpaired_above(vb, below, b2a, self.l0b, l0a[a])
-            budget -= _ABOVE
-            scored = []
-            for c in candidates:
-                theirs = _paired_below(vb, c, b2a)
-                scored.append((2 * len(below & theirs) / (len(below) + len(theirs)), c))
-            budget -= _BELOW * len(candidates)
-            scored.sort(key=lambda sc: (-sc[0], vb.position[sc[1]]))
-            if scored and scored[0][0] >= _MIN_DICE and (len(scored) == 1 or scored[1][0] < scored[0][0]):
-                self.pair(a, scored[0][1])
+    def related(self, a: int, b: int) -> bool:
+        """Evidence beyond labels: equal signatures, or a paired input or user in common."""
+        return self.A.sig[a] == self.B.sig[b] or self.agreement(self.A, a, b) > 0
 
-    def resolve_deferred(self, strict: bool) -> None:
-        deferred, self.deferred = self.deferred, []
+    def regions(self) -> None:
+        """Align the unpaired computations of two regions that border the same pairs.
+
+        A region is a connected set of unpaired nodes; its border, the pairs next to it. A
+        region of each side whose borders share the most pairs (and no other region's more)
+        are aligned in data-flow order by operator, nodes with inputs only: what a pass left
+        in place between what it rewrote (a ``nn.relu`` between two expanded batch norms).
+        A node with paired neighbours pairs only with one that shares one of them."""
+        A, B = self.A, self.B
+        regions_a, border_a = _regions(A)
+        regions_b, border_b = _regions(B)
+        if not regions_a or not regions_b:
+            return
+        by_pair: Dict[int, List[int]] = {}
+        for k, border in enumerate(border_b):
+            for a in border:
+                by_pair.setdefault(a, []).append(k)
+        best_b: Dict[int, Tuple[int, int]] = {}  # region of B -> (shared, region of A)
+        choice: Dict[int, int] = {}
+        for k, border in enumerate(border_a):
+            shared: Dict[int, int] = {}
+            for a in border:
+                for m in by_pair.get(a, ()):
+                    shared[m] = shared.get(m, 0) + 1
+            if not shared:
+                continue
+            top = max(shared.values())
+            tops = [m for m, c in shared.items() if c == top]
+            if len(tops) != 1:
+                continue
+            choice[k] = tops[0]
+            held = best_b.get(tops[0])
+            if held is None or top > held[0]:
+                best_b[tops[0]] = (top, k)
+            elif top == held[0]:
+                best_b[tops[0]] = (top, -1)
+        for k, m in sorted(choice.items()):
+            if best_b[m][1] != k:
+                continue
+            xs = sorted((x for x in regions_a[k] if A.inputs[x]), key=A.position.__getitem__)
+            ys = sorted((y for y in regions_b[m] if B.inputs[y]), key=B.position.__getitem__)
+            for i, j in align([A.l0[x] for x in xs], [B.l0[y] for y in ys]):
+                x, y = xs[i], ys[j]
+                if _bordered(A, x) and _bordered(B, y) and not self.agreement(A, x, y):
+                    continue
+                self.pair(x, y)
+
+    def break_ties(self, final: bool) -> None:
+        """Pair the groups of equal candidates: small ones by score, strictly best first
+        (``final``: first best in canonical order), large ones in canonical order; nodes that
+        share nothing but their label stay unpaired."""
+        A, B = self.A, self.B
+        groups, self.groups = self.groups, []
         seen = set()
-        for us, vs in deferred:
+        for us, vs in groups:
+            us = sorted({u for u in us if A.partner[u] < 0}, key=A.position.__getitem__)
+            vs = sorted({v for v in vs if B.partner[v] < 0}, key=B.position.__getitem__)
             key = (tuple(us), tuple(vs))
-            if key in seen:
+            if not us or not vs or key in seen:
                 continue
             seen.add(key)
-            if strict:
-                self.pair_best(us, vs, strict=True)
-            else:
-                self.pair_in_order(us, vs)
-        if not strict:
-            self.deferred = []
-
-    def pair_in_order(self, us: List[int], vs: List[int]) -> None:
-        """Break the ties of a group in canonical order (a group too large to score: by position)."""
-        us = [u for u in us if self.a2b[u] < 0]
-        vs = [v for v in vs if self.b2a[v] < 0]
-        if len(us) * len(vs) <= _MAX_GROUP * _MAX_GROUP:
-            self.pair_best(us, vs, strict=False)
-        else:
-            for u, v in zip(us, vs):
-                if self.related(u, v):
-                    self.pair(u, v)
-
-    def swap_twins(self) -> None:
-        """Give a pair to the unpaired twin (same signature) that more of its users agree with."""
-        for side_a in (True, False):
-            sig = self.la.signature if side_a else self.lb.signature
-            mine = self.a2b if side_a else self.b2a
-            view = self.va if side_a else self.vb
-            paired_by_sig: Dict[int, List[int]] = {}
-            unpaired = [r for r in range(view.size) if mine[r] < 0 and view.kind[r] != "Op"]
-            if not unpaired:
+            if len(us) > _SCORED_GROUP or len(vs) > _SCORED_GROUP:
+                if final:
+                    for u, v in zip(us, vs):
+                        if self.related(u, v):
+                            self.pair(u, v)
+                else:
+                    self.groups.append((us, vs))
                 continue
-            wanted = {sig[r] for r in unpaired}
-            for r in range(view.size):
-                if mine[r] >= 0 and sig[r] in wanted:
-                    paired_by_sig.setdefault(sig[r], []).append(r)
-            for r in unpaired:
-                if mine[r] >= 0:
+            scores = {(u, v): self.score(A, u, v) for u in us for v in vs if A.l0[u] == B.l0[v]}
+            ranked = sorted(scores, key=lambda uv: (tuple(-s for s in scores[uv]),
+                                                    A.position[uv[0]], B.position[uv[1]]))
+            left = False
+            for u, v in ranked:
+                if A.partner[u] >= 0 or B.partner[v] >= 0:
                     continue
-                for twin in paired_by_sig.get(sig[r], ()):
-                    if mine[twin] < 0:
-                        continue
-                    partner = mine[twin]
-                    if side_a:
-                        gain = self.agreeing_users(r, partner) - self.agreeing_users(twin, partner)
-                    else:
-                        gain = self.agreeing_users(partner, r) - self.agreeing_users(partner, twin)
-                    if gain > 0:
-                        self.move(twin, r, side_a)
-                        break
+                s = scores[(u, v)]
+                if not (s[0] or s[1]):
+                    continue  # nothing but the label in common
+                if not final and (
+                        any(scores.get((u, w), ()) >= s for w in vs if w != v and B.partner[w] < 0)
+                        or any(scores.get((w, v), ()) >= s for w in us if w != u and A.partner[w] < 0)):
+                    left = True  # not strictly the best for both: wait for the final round
+                    continue
+                self.pair(u, v)
+            if left:
+                self.groups.append((us, vs))
 
-    def move(self, old: int, new: int, side_a: bool) -> None:
+    def swap_twins(self, s: _Side) -> None:
+        """Give a pair to the unpaired twin (same signature) that more of its users agree with."""
+        partner, sig = s.partner, s.sig
+        unpaired = s.unpaired()
+        if not unpaired:
+            return
+        wanted = {sig[r] for r in unpaired}
+        paired_by_sig: Dict[int, List[int]] = {}
+        for r in range(len(partner)):
+            if partner[r] >= 0 and sig[r] in wanted:
+                paired_by_sig.setdefault(sig[r], []).append(r)
+        for r in unpaired:
+            if partner[r] >= 0:
+                continue
+            for twin in paired_by_sig.get(sig[r], ()):
+                if partner[twin] < 0:
+                    continue
+                gain = self.users_agreeing(s, r, partner[twin]) - self.users_agreeing(s, twin, partner[twin])
+                if gain > 0:
+                    self.move(s, twin, r)
+                    break
+
+    @staticmethod
+    def users_agreeing(s: _Side, x: int, y: int) -> int:
+        partner = s.partner
+        theirs = set(s.other.users[y])
+        return sum(1 for u, p in s.users[x] if partner[u] >= 0 and (partner[u], p) in theirs)
+
+    def move(self, s: _Side, old: int, new: int) -> None:
         """Move the pairs of ``old``'s sub-graph to the corresponding nodes of ``new``'s."""
-        view = self.va if side_a else self.vb
-        mine, theirs = (self.a2b, self.b2a) if side_a else (self.b2a, self.a2b)
+        mine, theirs = s.partner, s.other.partner
         stack = [(old, new)]
         while stack:
             x, y = stack.pop()
@@ -690,77 +801,82 @@ class _Matcher:
             mine[x] = -1
             mine[y] = partner
             theirs[partner] = y
-            opened = self.open_a if side_a else self.open_b
-            opened.add(x)
-            opened.discard(y)
-            stack.extend(zip(view.inputs[x], view.inputs[y]))
+            stack.extend(zip(s.inputs[x], s.inputs[y]))
 
     def pair_ops(self) -> None:
         """Pair Op nodes by the calls that use them, then identical ones left over in order."""
-        va, vb, a2b = self.va, self.vb, self.a2b
+        A, B = self.A, self.B
+        ga, gb, pa = A.graph, B.graph, A.partner
         votes: Dict[Tuple[int, int], int] = {}
-        for a in range(va.size):
-            op = va.op_of[a]
-            if op >= 0 and a2b[a] >= 0:
-                other = vb.op_of[a2b[a]]
+        for a in range(ga.size):
+            op = ga.op_of[a]
+            if op >= 0 and pa[a] >= 0:
+                other = gb.op_of[pa[a]]
                 if other >= 0:
                     votes[(op, other)] = votes.get((op, other), 0) + 1
         for (oa, ob) in sorted(votes, key=lambda k: (-votes[k], k)):
             self.pair(oa, ob)
         left_a: Dict[int, List[int]] = {}
-        for a in range(va.size):
-            if va.kind[a] == "Op" and a2b[a] < 0:
-                left_a.setdefault(self.la.tiers[3][a], []).append(a)
-        for b in range(vb.size):
-            if vb.kind[b] == "Op" and self.b2a[b] < 0:
-                members = left_a.get(self.lb.tiers[3][b])
+        for a in range(ga.size):
+            if A.kind[a] == "Op" and pa[a] < 0:
+                left_a.setdefault(A.tiers[3][a], []).append(a)
+        for b in range(gb.size):
+            if B.kind[b] == "Op" and B.partner[b] < 0:
+                members = left_a.get(B.tiers[3][b])
                 if members:
                     self.pair(members.pop(0), b)
 
 
-def _paired_below(view: GraphView, start: int, partner: Sequence[int]) -> set:
-    """The paired nodes first met going down from ``start`` through unpaired ones (bounded)."""
-    found = set()
-    seen = {start}
-    level = [start]
-    for _ in range(_DEPTH):
-        nxt = []
-        for r in level:
-            for i in view.inputs[r]:
-                if i in seen:
-                    continue
-                seen.add(i)
+def _unique(keys: Sequence[object]) -> Dict[object, int]:
+    """Keys that occur once, with their index."""
+    seen: Dict[object, int] = {}
+    for i, key in enumerate(keys):
+        seen[key] = -1 if key in seen else i
+    return {k: i for k, i in seen.items() if i >= 0}
+
+
+def _regions(s: _Side) -> Tuple[List[List[int]], List[List[int]]]:
+    """Connected sets of unpaired nodes (through inputs), and the pairs (before ranks) around each."""
+    partner, inputs = s.partner, s.inputs
+    unpaired = s.unpaired()
+    if not unpaired:
+        return [], []
+    parent = {r: r for r in unpaired}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for r in unpaired:
+        for i in inputs[r]:
+            if i in parent:
+                x, y = find(r), find(i)
+                if x != y:
+                    parent[max(x, y)] = min(x, y)
+    members: Dict[int, List[int]] = {}
+    for r in unpaired:
+        members.setdefault(find(r), []).append(r)
+    regions, borders = [], []
+    users = s.users
+    for root in sorted(members):
+        region = members[root]
+        border = set()
+        for r in region:
+            for i in inputs[r]:
                 if partner[i] >= 0:
-                    found.add(i)
-                elif len(seen) < _BELOW:
-                    nxt.append(i)
-        level = nxt
-    return found
+                    border.add(i if s.is_a else partner[i])
+            for u, _ in users[r]:
+                if partner[u] >= 0:
+                    border.add(u if s.is_a else partner[u])
+        if border:
+            regions.append(region)
+            borders.append(sorted(border))
+    return regions, borders
 
 
-def _unpaired_above(view: GraphView, starts: set, partner: Sequence[int], labels: Sequence[int],
-                    label: int) -> List[int]:
-    """Unpaired nodes of ``label`` reached going up from ``starts`` through unpaired nodes (bounded)."""
-    found = []
-    seen = set(starts)
-    level = sorted(starts)
-    for _ in range(_DEPTH):
-        nxt = []
-        for r in level:
-            for u, _ in view.users[r]:
-                if u in seen or partner[u] >= 0:
-                    continue
-                seen.add(u)
-                if labels[u] == label:
-                    found.append(u)
-                if len(seen) < _ABOVE:
-                    nxt.append(u)
-        level = nxt
-    return found
-
-
-def _unique_by(ranks: Sequence[int], key) -> Dict[object, int]:
-    seen: Dict[object, List[int]] = {}
-    for r in ranks:
-        seen.setdefault(key(r), []).append(r)
-    return {k: v[0] for k, v in seen.items() if len(v) == 1 and k is not None}
+def _bordered(s: _Side, x: int) -> bool:
+    """Whether ``x`` has a paired input or user."""
+    partner = s.partner
+    return any(partner[i] >= 0 for i in s.inputs[x]) or any(partner[u] >= 0 for u, _ in s.users[x])

@@ -8,11 +8,16 @@ A node's *label* at tier
 2. adds its type: inferred types, a variable's or a constant's dtype and shape;
 3. adds its value: a constant's values or digest, a PrimFunc's body digest.
 
-Two nodes are never paired unless their tier-0 labels are equal. The *signature* of a node at
-a tier is its label together with the signatures of its inputs, in order: equal signatures
-mean equal sub-graphs (read as trees). Labels and signatures are interned to small integers in
-a :class:`SignatureTable` shared by the two documents of a diff, so they compare across the
-two and never depend on hashing (the same inputs give the same numbers in every process).
+Two nodes are never paired unless their tier-0 labels are equal. The *signature* of a node is
+its tier-3 label together with the signatures of its inputs, in order: equal signatures mean
+equal sub-graphs (read as trees). A parameter whose name its function shares with another
+parameter (anonymous frontends, A-normal form) is told apart by its position in the list,
+and a Let-bound variable by its bound value (its input, see ``view.py``): both are where the
+variable is bound.
+
+Labels and signatures are Python hashes of the nodes' content: equal in every document
+indexed by one process, so that a document is indexed once however many diffs it takes part
+in. They are compared for equality only, never ordered, so no result depends on their values.
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Seque
 import orjson
 
 from ..format import reference_field_names
-from .view import GraphView
+from .view import CanonicalGraph
 
-__all__ = ["SignatureTable", "Labels", "FIELD_TIERS", "compared_fields", "residual_signatures"]
+__all__ = ["Labels", "FIELD_TIERS", "compared_fields", "residual_signatures"]
 
 #: Non-reference fields of a node and the tier they belong to. Fields not listed (attributes,
 #: names, indices, and extension fields of newer versions) are tier 1.
@@ -39,7 +44,7 @@ _NAMING_FIELDS: Mapping[str, Tuple[str, ...]] = {
 }
 
 
-def compared_fields(view: GraphView, r: int) -> Dict[str, Any]:
+def compared_fields(view: CanonicalGraph, r: int) -> Dict[str, Any]:
     """The fields a diff compares for node ``r``: its non-reference fields, and for a call of an
     Op the Op's attributes (as ``attrs``)."""
     node = view.nodes[r]
@@ -70,46 +75,27 @@ def _freeze(value: Any) -> Hashable:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
-class SignatureTable:
-    """Interning tables shared by the two documents of one diff."""
-
-    def __init__(self) -> None:
-        self.labels: List[Dict[Hashable, int]] = [{}, {}, {}, {}]
-        self.structures: Dict[Tuple[int, Any], int] = {}
-        #: The four label codes of each raw label key seen so far (calls of one operator share them).
-        self.combined: Dict[Hashable, Tuple[int, int, int, int]] = {}
-
-    def intern(self, tier: int, key: Hashable) -> int:
-        table = self.labels[tier]
-        found = table.get(key)
-        if found is None:
-            found = table[key] = len(table)
-        return found
-
-    def codes(self, raw: Tuple[Any, Any, Any, Any]) -> Tuple[int, int, int, int]:
-        """The four tier codes of a raw label ``(kind and op, attrs, type, value)``, each tier
-        refining the one before."""
-        codes = self.combined.get(raw)
-        if codes is None:
-            intern = self.intern
-            c0 = intern(0, raw[0])
-            c1 = intern(1, (c0, raw[1]))
-            c2 = intern(2, (c1, raw[2]))
-            codes = self.combined[raw] = (c0, c1, c2, intern(3, (c2, raw[3])))
-        return codes
-
-
 class Labels:
-    """The four label tiers of every node of a view, and its tier-3 signatures."""
+    """The four label tiers of every node of a graph, and its signatures."""
 
-    def __init__(self, view: GraphView, table: SignatureTable) -> None:
-        self.view = view
+    def __init__(self, view: CanonicalGraph) -> None:
         n = view.size
         l0: List[int] = [0] * n
         l1: List[int] = [0] * n
         l2: List[int] = [0] * n
         l3: List[int] = [0] * n
-        codes_of = table.codes
+        #: The four codes of each raw label key (calls of one operator share them).
+        combined: Dict[Hashable, Tuple[int, int, int, int]] = {}
+
+        def codes_of(raw: Tuple[Any, Any, Any, Any]) -> Tuple[int, int, int, int]:
+            codes = combined.get(raw)
+            if codes is None:
+                c0 = hash(("label", raw[0]))
+                c1 = hash((c0, raw[1]))
+                c2 = hash((c1, raw[2]))
+                codes = combined[raw] = (c0, c1, c2, hash((c2, raw[3])))
+            return codes
+
         kind, nodes, op_of = view.kind, view.nodes, view.op_of
         op_key: Dict[int, Tuple[str, Hashable]] = {}
         # Codes of (Op node, tensor type) pairs: calls of one operator on one shape are many.
@@ -146,33 +132,60 @@ class Labels:
                     op_codes[short] = codes
                 l0[r], l1[r], l2[r], l3[r] = codes
                 continue
-            else:
-                k = kind[r]
-                raw = None
-                if k == "Var" or k == "Const":
-                    raw = _leaf_key(node)
-                elif k == "TupleGetItem" and len(node) == 4:  # node_kind, tuple_value, index, type
-                    ty = node.get("type")
-                    if ty is not None and len(ty) == 2 and "shape" in ty and "dtype" in ty:
-                        raw = (k, (("index", node["index"]),), (ty["dtype"], tuple(ty["shape"])), None)
-                if raw is None:
-                    raw = _generic_key(k, node)
+            k = kind[r]
+            raw = None
+            if k == "Var" or k == "Const":
+                raw = _leaf_key(node)
+            elif k == "TupleGetItem" and len(node) == 4:  # node_kind, tuple_value, index, type
+                ty = node.get("type")
+                if ty is not None and len(ty) == 2 and "shape" in ty and "dtype" in ty:
+                    raw = (k, (("index", node["index"]),), (ty["dtype"], tuple(ty["shape"])), None)
+            if raw is None:
+                raw = _generic_key(k, node)
             l0[r], l1[r], l2[r], l3[r] = codes_of(raw)
         self.tiers: Tuple[List[int], List[int], List[int], List[int]] = (l0, l1, l2, l3)
+        self.signature: List[int] = _signatures(view, l3)
 
-        # Tier-3 signatures of every node, inputs first.
-        structures = table.structures
-        sig = [0] * n
-        inputs = view.inputs
-        for r in view.topo:
-            ins = inputs[r]
-            # One input (most nodes) keys by the int itself: an int never equals a tuple.
-            key2 = (l3[r], sig[ins[0]] if len(ins) == 1 else tuple([sig[i] for i in ins]))
-            found = structures.get(key2)
-            if found is None:
-                found = structures[key2] = len(structures)
-            sig[r] = found
-        self.signature: List[int] = sig
+
+def _signatures(view: CanonicalGraph, l3: List[int]) -> List[int]:
+    """Tier-3 signatures of every node, inputs first; see the module's docstring."""
+    n = view.size
+    sig = list(l3)  # a leaf's signature is its label
+    for param, index in _positional_params(view).items():
+        sig[param] = hash((l3[param], "parameter", index))
+    inputs = view.inputs
+    for r in view.topo:
+        ins = inputs[r]
+        if not ins:
+            continue
+        if len(ins) == 1:
+            sig[r] = hash((l3[r], sig[ins[0]]))
+        else:
+            sig[r] = hash((l3[r], *[sig[i] for i in ins]))
+    assert len(sig) == n
+    return sig
+
+
+def _positional_params(view: CanonicalGraph) -> Dict[int, int]:
+    """Parameters whose name another parameter of their function has: rank -> position."""
+    out: Dict[int, int] = {}
+    kind, refs, nodes = view.kind, view.refs, view.nodes
+    for f, k in enumerate(kind):
+        if k != "Function" or f in view.inlined:
+            continue
+        params = refs[f][1:]
+        if len(params) < 2:
+            continue
+        names = [nodes[p].get("name") for p in params]
+        if len(set(names)) == len(names):
+            continue
+        seen: Dict[Any, int] = {}
+        for name in names:
+            seen[name] = seen.get(name, 0) + 1
+        for index, (p, name) in enumerate(zip(params, names)):
+            if seen[name] > 1 and p not in view.binding:
+                out.setdefault(p, index)
+    return out
 
 
 _VAR_FIELDS = frozenset({"node_kind", "name", "dtype", "shape"})
@@ -215,10 +228,10 @@ def _generic_key(kind: str, node: Mapping[str, Any]) -> Tuple[Hashable, Hashable
     return t0, tuple(parts[1]), tuple(parts[2]), tuple(parts[3])
 
 
-def residual_signatures(view: GraphView, labels: Sequence[int], partner: Sequence[int],
-                        before: bool, table: Dict[Any, int], unpaired: Iterable[int]) -> Dict[int, int]:
+def residual_signatures(view: CanonicalGraph, labels: Sequence[int], partner: Sequence[int],
+                        before: bool, unpaired: Iterable[int]) -> Dict[int, int]:
     """Signatures of the ``unpaired`` nodes at one label tier, where a paired input counts as
-    its pair (numbered by its before-side rank) rather than as its sub-graph.
+    its pair (named by its before-side rank) rather than as its sub-graph.
 
     Two unpaired nodes with equal residual signatures have equal labels and inputs that are
     pairwise either the same pair or unpaired with equal residual signatures.
@@ -226,11 +239,7 @@ def residual_signatures(view: GraphView, labels: Sequence[int], partner: Sequenc
     out: Dict[int, int] = {}
     inputs = view.inputs
     for r in sorted(unpaired, key=view.position.__getitem__):
-        ins = tuple([(-1 - (i if before else partner[i])) if partner[i] >= 0 else out[i]
+        ins = tuple([("pair", i if before else partner[i]) if partner[i] >= 0 else out.get(i)
                      for i in inputs[r]])
-        key = (labels[r], ins)
-        found = table.get(key)
-        if found is None:
-            found = table[key] = len(table)
-        out[r] = found
+        out[r] = hash((labels[r], ins))
     return out
