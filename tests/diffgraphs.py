@@ -382,3 +382,104 @@ def _descendants(graph: Graph, uid: int) -> set:
 
 _EDITS = {"attr": _edit_attr, "insert": _edit_insert, "delete": _edit_delete, "value": _edit_value,
           "rewire": _edit_rewire}
+
+
+# -- whole-graph workloads (benchmarks/bench_diff.py) --------------------------------------------
+
+CONV_ATTRS = {"strides": [1, 1], "padding": [1, 1, 1, 1], "dilation": [1, 1], "groups": 1, "channels": 8,
+              "kernel_size": [3, 3], "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "",
+              "out_dtype": ""}
+_MAP = {"dtype": "float32", "shape": [1, 8, 8, 8]}
+_CHANNELS = {"dtype": "float32", "shape": [8]}
+
+
+class _Serial:
+    """Nodes in the order the Relay serializer writes them: an Op node right before its first
+    call, after the call's arguments."""
+
+    def __init__(self) -> None:
+        self.nodes: List[Dict[str, Any]] = []
+        self.ops: Dict[str, int] = {}
+
+    def add(self, node: Dict[str, Any]) -> int:
+        self.nodes.append(node)
+        return len(self.nodes) - 1
+
+    def call(self, name: str, *args: int, ty: Dict[str, Any], attrs: Optional[Dict[str, Any]] = None) -> int:
+        if name not in self.ops:
+            op: Dict[str, Any] = {"node_kind": "Op", "name": name}
+            if attrs is not None:
+                op["attrs"] = attrs
+            self.ops[name] = self.add(op)
+        return self.add({"node_kind": "Call", "op": self.ops[name], "args": list(args), "type": ty})
+
+    def document(self, body: int, params: List[int]) -> Dict[str, Any]:
+        main = self.add({"node_kind": "Function", "body": body, "params": params, "ret_type": _MAP})
+        return {"format": "relayviz", "version": [1, 1], "ir": "relay", "functions": {"main": main},
+                "nodes": self.nodes}
+
+
+def conv_bn_relu_chain(blocks: int, simplified: bool = False) -> Dict[str, Any]:
+    """``blocks`` times conv2d, batch_norm, relu, as ``to_relayviz`` writes it; ``simplified``:
+    after SimplifyInference (each batch_norm expanded into the arithmetic it stands for)."""
+    s = _Serial()
+    params = [s.add({"node_kind": "Var", "name": "data", **_MAP})]
+    stats = []
+    for i in range(blocks):
+        params.append(s.add({"node_kind": "Var", "name": f"w{i}", "dtype": "float32", "shape": [8, 8, 3, 3]}))
+        stats.append([s.add({"node_kind": "Var", "name": f"bn{i}_{what}", **_CHANNELS})
+                      for what in ("gamma", "beta", "mean", "var")])
+        params += stats[-1]
+    x = params[0]
+    for i in range(blocks):
+        gamma, beta, mean, var = stats[i]
+        x = s.call("nn.conv2d", x, params[1 + 5 * i], ty=_MAP, attrs=CONV_ATTRS)
+        if simplified:
+            one = s.add({"node_kind": "Const", "value": 1.0, "dtype": "float32"})
+            eps = s.add({"node_kind": "Const", "value": 9.999999747378752e-06, "dtype": "float32"})
+            root = s.call("sqrt", s.call("add", var, eps, ty=_CHANNELS), ty=_CHANNELS)
+            scale = s.call("multiply", s.call("divide", one, root, ty=_CHANNELS), gamma, ty=_CHANNELS)
+            expand = {"axis": 1, "num_newaxis": 2}
+            x = s.call("multiply", x, s.call("expand_dims", scale, ty={"dtype": "float32", "shape": [8, 1, 1]},
+                                             attrs=expand), ty=_MAP)
+            shift = s.call("add", s.call("multiply", s.call("negative", mean, ty=_CHANNELS), scale,
+                                         ty=_CHANNELS), beta, ty=_CHANNELS)
+            x = s.call("add", x, s.call("expand_dims", shift, ty={"dtype": "float32", "shape": [8, 1, 1]},
+                                        attrs=expand), ty=_MAP)
+        else:
+            norm = s.call("nn.batch_norm", x, gamma, beta, mean, var, attrs={
+                "axis": 1, "epsilon": 1e-05, "center": 1, "scale": 1},
+                ty={"kind": "tuple", "fields": [_MAP, _CHANNELS, _CHANNELS]})
+            x = s.add({"node_kind": "TupleGetItem", "tuple_value": norm, "index": 0, "type": _MAP})
+        x = s.call("nn.relu", x, ty=_MAP)
+    return s.document(x, params)
+
+
+def fold_constant_chain(blocks: int, folded: bool = False, seed: int = 0) -> Dict[str, Any]:
+    """``blocks`` times ``add(y, multiply(Const, Const))``, each constant distinct; ``folded``:
+    as FoldConstant leaves it, ``add(y, Const)``."""
+    s = _Serial()
+    vector = {"dtype": "float32", "shape": [16]}
+    data = s.add({"node_kind": "Var", "name": "data", **vector})
+
+    def const(*key: int) -> int:
+        digest = f"sha256:{hash(('fold', seed) + key) & (2 ** 128 - 1):032x}"
+        return s.add({"node_kind": "Const", "dtype": "float32", "value": {"array_shape": [16], "digest": digest}})
+
+    y = data
+    for i in range(blocks):
+        operand = const(i, 2) if folded else s.call("multiply", const(i, 0), const(i, 1), ty=vector)
+        y = s.call("add", y, operand, ty=vector)
+    return s.document(y, [data])
+
+
+def replace_half(graph: Graph, rng: random.Random, run: int = 25) -> None:
+    """Give the calls of about half the graph other operators, in runs of ``run`` calls."""
+    calls = _tensor_calls(graph)
+    for start in range(0, len(calls), run):
+        if rng.random() < 0.5:
+            for uid in calls[start:start + run]:
+                node = graph.nodes[uid]
+                op = graph.nodes[node["op"]]
+                node["op"] = graph.op(op["name"] + ".v2", op.get("attrs"))
+    graph.collect()

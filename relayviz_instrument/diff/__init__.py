@@ -14,13 +14,11 @@ One module per concern::
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from typing import Dict, Iterator
+from typing import Dict
 
-from .changes import compare_pairs, describe
+from .changes import NodeDescriptions, compare_pairs
 from .hunks import build_hunks
-from .index import Diffable, IndexedDocument, index_document
+from .index import Diffable, IndexedDocument, collector_paused, index_document
 from .matching import match
 from .model import FieldChange, GraphDiff, Hunk, HunkGroup, NodeInfo, NodeMatch
 
@@ -41,22 +39,8 @@ def diff(before: Diffable, after: Diffable) -> GraphDiff:
     Both documents must be valid (as :func:`relayviz_instrument.load` returns them); either
     may be given as an :class:`IndexedDocument` (:func:`index_document`) to reuse its index.
     """
-    with _collector_paused():
+    with collector_paused():
         return _diff(index_document(before), index_document(after))
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector: a diff allocates a few containers per node and
-    frees them all at the end, and collections triggered on the way cost a third of the time
-    of a 50k-node diff. The collector's previous state is restored."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _diff(ia: IndexedDocument, ib: IndexedDocument) -> GraphDiff:
@@ -88,8 +72,8 @@ def _diff(ia: IndexedDocument, ib: IndexedDocument) -> GraphDiff:
         changed=tuple(sorted(changed, key=lambda m: m.before)),
         rewired=tuple(sorted(rewired, key=lambda m: m.before)),
         hunks=tuple(hunks),
-        info_before={va.doc_id[r]: describe(va, r) for r in sorted(mentioned_a)},
-        info_after={vb.doc_id[r]: describe(vb, r) for r in sorted(mentioned_b)},
+        info_before=NodeDescriptions(va, mentioned_a),
+        info_after=NodeDescriptions(vb, mentioned_b),
         op_delta={k: v for k, v in sorted(op_delta.items()) if v},
         nodes_before=va.size,
         nodes_after=vb.size,

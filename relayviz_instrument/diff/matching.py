@@ -44,6 +44,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import numpy as np
 
 from .align import align
+from .components import components
 from .index import IndexedDocument
 from .signatures import residual_signatures
 from .view import VARIADIC_KINDS
@@ -58,6 +59,8 @@ _SCORED_GROUP = 16
 _LOOK_THROUGH = 3
 #: Rounds of re-seeding propagation from the pairs that still have unpaired neighbours.
 _ROUNDS = 4
+#: Lines compared at a time when a run is extended from a few pairs.
+_CHUNK = 64
 
 
 def match(ia: IndexedDocument, ib: IndexedDocument) -> Tuple[List[int], List[int]]:
@@ -70,7 +73,8 @@ def match(ia: IndexedDocument, ib: IndexedDocument) -> Tuple[List[int], List[int
 class _Side:
     """One document during matching: its graph, labels, and each node's partner (-1: none)."""
 
-    __slots__ = ("graph", "tiers", "l0", "sig", "inputs", "kind", "position", "partner", "other", "is_a")
+    __slots__ = ("graph", "tiers", "l0", "sig", "inputs", "kind", "position", "partner", "other", "is_a", "ops",
+                 "cached")
 
     def __init__(self, index: IndexedDocument, is_a: bool) -> None:
         self.graph = index.graph
@@ -83,14 +87,30 @@ class _Side:
         self.partner = [-1] * index.graph.size
         self.other: _Side = self
         self.is_a = is_a
+        self.ops: Optional[np.ndarray] = None  # which nodes are Op nodes
+        self.cached: Tuple[int, np.ndarray, List[int]] = (-1, np.zeros(0, dtype=np.int64), [])
 
     @property
     def users(self) -> List[List[Tuple[int, int]]]:
         return self.graph.users
 
-    def unpaired(self) -> List[int]:
-        partner, kind = self.partner, self.kind
-        return [r for r in range(len(partner)) if partner[r] < 0 and kind[r] != "Op"]
+    def op_mask(self) -> np.ndarray:
+        """Which nodes are Op nodes (labels of calls, paired last)."""
+        if self.ops is None:
+            self.ops = np.fromiter((k == "Op" for k in self.kind), dtype=bool, count=len(self.kind))
+        return self.ops
+
+    def partners(self, stamp: int) -> np.ndarray:
+        """``partner`` as an array, made again when ``stamp`` (the pairs made) has changed."""
+        if self.cached[0] != stamp:
+            part = np.asarray(self.partner, dtype=np.int64)
+            self.cached = (stamp, part, np.flatnonzero((part < 0) & ~self.op_mask()).tolist())
+        return self.cached[1]
+
+    def unpaired(self, stamp: int) -> List[int]:
+        """The unpaired nodes but Op nodes, in rank order (``stamp`` as for :meth:`partners`)."""
+        self.partners(stamp)
+        return self.cached[2]
 
 
 #: Verdicts of a rival search.
@@ -109,6 +129,12 @@ class _Matcher:
         self.settled = {False: -1, True: -1}  # pair counts at which propagation reached a fixpoint
         self.residual_done: Dict[int, int] = {}  # pair counts at which each residual tier ran
         self.count = 0  # pairs made
+        self.runs_done = -1  # the pair count at which runs were last extended
+        self.recent: List[int] = []  # before ranks paired since the last frontier
+        #: Tier-0 labels of the unpaired nodes of each side (a superset as pairs are made).
+        self.open_labels: Tuple[Set[int], Set[int]] = (set(), set())
+        self.ia, self.ib = ia, ib
+        self.lines: Optional[Tuple[np.ndarray, ...]] = None  # line keys, orders, Op masks
 
     # -- the phases ---------------------------------------------------------------------------
 
@@ -117,6 +143,7 @@ class _Matcher:
             return
         self.anchor()
         self.exact()
+        self.queue = []  # propagation starts from the frontier, once runs have paired the bulk
         self.settle()
         for tier in (3, 2, 1, 0):
             self.residual(tier)
@@ -149,6 +176,7 @@ class _Matcher:
         pa[a] = b
         pb[b] = a
         self.queue.append(a)
+        self.recent.append(a)
         self.count += 1
         return True
 
@@ -199,7 +227,8 @@ class _Matcher:
                 self.pair(rest_a[i], rest_b[j])
 
     def exact(self) -> None:
-        """Identical sub-graphs whose signature is unique on both sides, tallest first."""
+        """Nodes whose signature occurs once on each side: the roots of identical sub-graphs,
+        paired at once (what lies below them is paired by the runs and propagation)."""
         A, B = self.A, self.B
         sa = np.array(A.sig, dtype=np.int64)
         sb = np.array(B.sig, dtype=np.int64)
@@ -207,53 +236,134 @@ class _Matcher:
         keys_b, first_b, count_b = np.unique(sb, return_index=True, return_counts=True)
         once_a, once_b = count_a == 1, count_b == 1
         _, ia, ib = np.intersect1d(keys_a[once_a], keys_b[once_b], assume_unique=True, return_indices=True)
-        nodes_a = first_a[once_a][ia]
-        nodes_b = first_b[once_b][ib]
-        order = np.argsort(-np.asarray(A.position)[nodes_a], kind="stable")  # users before inputs
-        pa = A.partner
-        queue = self.queue
-        for a, b in zip(nodes_a[order].tolist(), nodes_b[order].tolist()):
-            if pa[a] < 0:
-                self.walk(a, b)
-        queue.clear()  # propagation starts from the frontier: the pairs next to unpaired nodes
-        self.queue = self.frontier()
+        self.bulk(first_a[once_a][ia], first_b[once_b][ib])
+
+    def bulk(self, nodes_a: np.ndarray, nodes_b: np.ndarray) -> None:
+        """Pair ``nodes_a[i]`` with ``nodes_b[i]`` where both are unpaired (labels known equal);
+        the pairs are not propagated from (the frontier is, later)."""
+        pa, pb = self.A.partner, self.B.partner
+        made = 0
+        for a, b in zip(nodes_a.tolist(), nodes_b.tolist()):
+            if pa[a] < 0 and pb[b] < 0:
+                pa[a] = b
+                pb[b] = a
+                self.recent.append(a)
+                made += 1
+        self.count += made
+
+    def runs(self) -> None:
+        """Pair runs of equal lines (:func:`~.signatures.line_keys`) in the two documents'
+        topological orders around the pairs made so far, the way a text diff extends a match
+        of unique lines: on each diagonal (position after minus position before) of a pair,
+        the maximal stretch of equal lines through it whose nodes are unpaired on both sides.
+        Cost: one vectorized pass per diagonal with many pairs, a few chunks per stretch on
+        the others."""
+        if self.count == self.runs_done:
+            return
+        self.runs_done = self.count
+        A, B = self.A, self.B
+        if self.lines is None:
+            self.lines = (self.ia.line_keys(), self.ib.line_keys(),
+                          np.asarray(A.graph.topo, dtype=np.int64), np.asarray(B.graph.topo, dtype=np.int64),
+                          np.asarray(B.position, dtype=np.int64),
+                          np.array([k == "Op" for k in A.kind])[A.graph.topo],
+                          np.array([k == "Op" for k in B.kind])[B.graph.topo])
+        ka, kb, topo_a, topo_b, pos_b, op_a, op_b = self.lines
+        na, nb = len(ka), len(kb)
+        part_a = A.partners(self.count)[topo_a]  # by position
+        part_b = B.partners(self.count)[topo_b]
+        at = np.where(part_a >= 0, pos_b[np.maximum(part_a, 0)], -1)  # partner's position
+        free_a = (part_a < 0) & ~op_a
+        free_b = (part_b < 0) & ~op_b
+        anchors = np.flatnonzero((at >= 0) & ~op_a)
+        if not len(anchors):
+            return
+        diagonal = at[anchors] - anchors
+        order = np.lexsort((anchors, diagonal))
+        anchors, diagonal = anchors[order], diagonal[order]
+        cuts = np.flatnonzero(np.diff(diagonal)) + 1
+        taken_a: List[np.ndarray] = []
+        taken_b: List[np.ndarray] = []
+        sparse: List[np.ndarray] = []
+        for group in np.split(np.arange(len(anchors)), cuts):
+            d = int(diagonal[group[0]])
+            lo, hi = max(0, -d), min(na, nb - d)
+            if hi <= lo:
+                continue
+            positions = anchors[group]
+            if len(positions) * _CHUNK < hi - lo:
+                sparse.append(group)
+                continue
+            found = _runs_on(ka, kb, at, free_a, free_b, op_a, op_b, d, lo, hi)
+            if len(found):
+                free_a[found] = False
+                free_b[found + d] = False
+                taken_a.append(topo_a[found])
+                taken_b.append(topo_b[found + d])
+        if sparse:
+            found, shift = _runs_near(ka, kb, free_a, free_b, op_a, op_b, anchors, diagonal, np.concatenate(sparse))
+            taken_a.append(topo_a[found])
+            taken_b.append(topo_b[found + shift])
+        if taken_a:
+            self.bulk(np.concatenate(taken_a), np.concatenate(taken_b))
 
     # -- propagation --------------------------------------------------------------------------
 
     def settle(self) -> None:
-        """Propagate from the new pairs to a fixpoint, re-seeding from every pair next to an
-        unpaired node; then again, looking through inserted and deleted nodes. Looking through
-        waits for plain propagation: a node deleted below and one inserted above look alike
-        until the nodes around them are paired."""
+        """Propagate from the new pairs to a fixpoint, re-seeding from the pairs next to an
+        unpaired node (all of them first, then those near what the last round paired); then
+        again, looking through inserted and deleted nodes. Looking through waits for plain
+        propagation: a node deleted below and one inserted above look alike until the nodes
+        around them are paired."""
         for reach in (False, True):
             self.reach = reach
             self.propagate()
+            full = True
             for _ in range(_ROUNDS):
                 count = self.count
                 if self.settled[reach] == count:
                     break  # the frontier was propagated from this very state already
-                self.queue = self.frontier()
+                self.runs()
+                self.queue = self.frontier(full)
+                full = False
+                self.open_labels = (self.labels_left(self.A), self.labels_left(self.B))
                 self.propagate()
                 if self.count == count:
                     self.settled[reach] = count
                     break
         self.reach = False
 
-    def frontier(self) -> List[int]:
-        """Paired nodes (before ranks) next to an unpaired node on either side."""
-        seeds: Set[int] = set()
-        for s in (self.A, self.B):
-            partner, inputs, users, is_a = s.partner, s.inputs, s.users, s.is_a
-            for x in s.unpaired():
-                for i in inputs[x]:
-                    j = partner[i]
-                    if j >= 0:
-                        seeds.add(i if is_a else j)
-                for u, _ in users[x]:
-                    v = partner[u]
-                    if v >= 0:
-                        seeds.add(u if is_a else v)
-        return sorted(seeds)
+    def frontier(self, full: bool) -> List[int]:
+        """Paired nodes (before ranks) next to an unpaired node on either side; unless ``full``,
+        only those next to a pair made since the last call."""
+        A, B = self.A, self.B
+        parts = (A.partners(self.count), B.partners(self.count))
+        seeds = np.zeros(A.graph.size, dtype=bool)
+        for s, part, other in ((A, parts[0], parts[1]), (B, parts[1], parts[0])):
+            flat, owner = s.graph.input_arrays[2], s.graph.input_owner
+            paired = part >= 0
+            free = ~paired & ~s.op_mask()
+            nodes = np.concatenate([flat[free[owner] & paired[flat]], owner[free[flat] & paired[owner]]])
+            seeds[nodes if s.is_a else part[nodes]] = True
+        if not full:
+            recent = np.asarray(self.recent, dtype=np.int64)
+            near = np.zeros(A.graph.size, dtype=bool)
+            near[recent] = True
+            for s, mine, part, other in ((A, recent, parts[0], parts[1]), (B, parts[0][recent], parts[1], None)):
+                flat, owner = s.graph.input_arrays[2], s.graph.input_owner
+                mark = np.zeros(s.graph.size, dtype=bool)
+                mark[mine] = True
+                hop = np.concatenate([flat[mark[owner]], owner[mark[flat]]])
+                hop = hop if s.is_a else part[hop]
+                near[hop[hop >= 0]] = True
+            seeds &= near
+        self.recent = []
+        return np.flatnonzero(seeds).tolist()
+
+    def labels_left(self, s: _Side) -> Set[int]:
+        """The tier-0 labels of a side's unpaired nodes."""
+        l0 = s.l0
+        return {l0[r] for r in s.unpaired(self.count)}
 
     def propagate(self) -> None:
         """Pair neighbours of the new pairs; when none are left, try the queued slot pairs, best
@@ -346,7 +456,7 @@ class _Matcher:
         if A.sig[x] == B.sig[y]:
             self.walk(x, y)
             return
-        if len(A.users[x]) == 1 and len(B.users[y]) == 1:
+        if A.users.count(x) == 1 and B.users.count(y) == 1:
             # Read by the pair alone on both sides: nothing else can claim them, unless an
             # input already paired says otherwise.
             pa, pb = A.partner, B.partner
@@ -378,10 +488,11 @@ class _Matcher:
 
     def score(self, s: _Side, x: int, y: int) -> Tuple[int, int, int, int, int]:
         """How alike ``x`` (of ``s``) and ``y`` are: equal signatures, paired neighbours in
-        common, equal heights, types, attributes."""
+        common, inputs of equal operators, equal types, attributes."""
         o = s.other
+        l0, ol0 = s.l0, o.l0
         return (int(s.sig[x] == o.sig[y]), self.agreement(s, x, y),
-                int(s.graph.height[x] == o.graph.height[y]),
+                int([l0[i] for i in s.inputs[x]] == [ol0[j] for j in o.inputs[y]]),
                 int(s.tiers[2][x] == o.tiers[2][y]), int(s.tiers[1][x] == o.tiers[1][y]))
 
     @staticmethod
@@ -535,8 +646,8 @@ class _Matcher:
         already paired with the corresponding input. When both readings are possible, the one
         with evidence wins, and neither if both have it."""
         A, B = self.A, self.B
-        under_y = self.below(A, x, y)
-        under_x = self.below(B, y, x)
+        under_y = self.below(A, x, y) if A.l0[x] in self.open_labels[1] else None
+        under_x = self.below(B, y, x) if B.l0[y] in self.open_labels[0] else None
         if under_y is not None and under_x is not None:
             strong_y, strong_x = self.evidence(A, x, under_y), self.evidence(B, y, under_x)
             if strong_y == strong_x:
@@ -592,8 +703,9 @@ class _Matcher:
         finds it."""
         o = s.other
         sp, op_, sl, ol = s.partner, o.partner, s.l0, o.l0
+        wanted = self.open_labels[1 if s.is_a else 0]
         for u, p in mine:
-            if sp[u] >= 0:
+            if sp[u] >= 0 or sl[u] not in wanted:
                 continue
             for v, _ in theirs:
                 if op_[v] >= 0 or ol[v] == sl[u]:
@@ -640,17 +752,20 @@ class _Matcher:
             return  # nothing was paired since this tier's groups were last looked at
         self.residual_done[tier] = self.count
         A, B = self.A, self.B
-        ra = residual_signatures(A.graph, A.tiers[tier], A.partner, True, A.unpaired())
-        rb = residual_signatures(B.graph, B.tiers[tier], B.partner, False, B.unpaired())
+        cand_a, cand_b = self.alike(A, tier), self.alike(B, tier)
+        if not cand_a or not cand_b:
+            return
+        ra = residual_signatures(A.graph, A.tiers[tier], A.partner, True, cand_a)
+        rb = residual_signatures(B.graph, B.tiers[tier], B.partner, False, cand_b)
         groups_a: Dict[int, List[int]] = {}
         for a, sig in ra.items():
             groups_a.setdefault(sig, []).append(a)
         groups_b: Dict[int, List[int]] = {}
         for b, sig in rb.items():
             groups_b.setdefault(sig, []).append(b)
-        height = A.graph.height
-        common = sorted((-height[m[0]], m[0], sig) for sig, m in groups_a.items() if sig in groups_b)
-        for _, _, sig in common:
+        position = A.position  # users before inputs
+        common = sorted((-position[m[0]], sig) for sig, m in groups_a.items() if sig in groups_b)
+        for _, sig in common:
             members_a = [a for a in groups_a[sig] if A.partner[a] < 0]
             members_b = [b for b in groups_b[sig] if B.partner[b] < 0]
             if len(members_a) == 1 and len(members_b) == 1 and (
@@ -658,6 +773,15 @@ class _Matcher:
                 self.pair_residual(members_a[0], members_b[0], ra, rb)
             elif members_a and members_b:
                 self.groups.append((members_a, members_b))
+
+    def alike(self, s: _Side, tier: int) -> List[int]:
+        """The unpaired nodes of ``s`` whose tier label an unpaired node of the other side has."""
+        mine, theirs = s.unpaired(self.count), s.other.unpaired(self.count)
+        if not mine or not theirs:
+            return []
+        labels, other = s.tiers[tier], s.other.tiers[tier]
+        wanted = {other[r] for r in theirs}
+        return [r for r in mine if labels[r] in wanted]
 
     def pair_residual(self, a: int, b: int, ra: Dict[int, int], rb: Dict[int, int]) -> None:
         stack = [(a, b)]
@@ -680,40 +804,43 @@ class _Matcher:
         region of each side whose borders share the most pairs (and no other region's more)
         are aligned in data-flow order by operator, nodes with inputs only: what a pass left
         in place between what it rewrote (a ``nn.relu`` between two expanded batch norms).
-        A node with paired neighbours pairs only with one that shares one of them."""
+        A node with paired neighbours pairs only with one that shares one of them. Only
+        regions holding a node of an operator unpaired on the other side are looked at."""
         A, B = self.A, self.B
-        regions_a, border_a = _regions(A)
-        regions_b, border_b = _regions(B)
-        if not regions_a or not regions_b:
-            return
-        by_pair: Dict[int, List[int]] = {}
-        for k, border in enumerate(border_b):
-            for a in border:
-                by_pair.setdefault(a, []).append(k)
-        best_b: Dict[int, Tuple[int, int]] = {}  # region of B -> (shared, region of A)
-        choice: Dict[int, int] = {}
-        for k, border in enumerate(border_a):
-            shared: Dict[int, int] = {}
-            for a in border:
-                for m in by_pair.get(a, ()):
-                    shared[m] = shared.get(m, 0) + 1
-            if not shared:
+        found = []
+        for s in (A, B):
+            members: Dict[int, List[int]] = {}
+            candidates = [r for r in self.alike(s, 0) if s.inputs[r]]
+            if not candidates:
+                return
+            region, borders = _regions(s, s.partners(self.count))
+            for r in candidates:
+                members.setdefault(int(region[r]), []).append(r)
+            keep = np.isin(borders[0], np.fromiter(members, dtype=np.int64, count=len(members)))
+            found.append((members, borders[0][keep], borders[1][keep]))
+        (members_a, region_a, border_a), (members_b, region_b, border_b) = found
+        by_border: Dict[int, List[int]] = {}
+        for k, a in zip(region_b.tolist(), border_b.tolist()):
+            by_border.setdefault(a, []).append(k)
+        shared: Dict[Tuple[int, int], int] = {}
+        for k, a in zip(region_a.tolist(), border_a.tolist()):
+            for m in by_border.get(a, ()):
+                shared[(k, m)] = shared.get((k, m), 0) + 1
+        best_a: Dict[int, Tuple[int, int]] = {}  # region of A -> (shared, region of B or -1 on a tie)
+        best_b: Dict[int, Tuple[int, int]] = {}
+        for (k, m), count in shared.items():
+            for best, mine, theirs in ((best_a, k, m), (best_b, m, k)):
+                held = best.get(mine)
+                if held is None or count > held[0]:
+                    best[mine] = (count, theirs)
+                elif count == held[0]:
+                    best[mine] = (count, -1)
+        for k in sorted(best_a):
+            m = best_a[k][1]
+            if m < 0 or best_b[m][1] != k:
                 continue
-            top = max(shared.values())
-            tops = [m for m, c in shared.items() if c == top]
-            if len(tops) != 1:
-                continue
-            choice[k] = tops[0]
-            held = best_b.get(tops[0])
-            if held is None or top > held[0]:
-                best_b[tops[0]] = (top, k)
-            elif top == held[0]:
-                best_b[tops[0]] = (top, -1)
-        for k, m in sorted(choice.items()):
-            if best_b[m][1] != k:
-                continue
-            xs = sorted((x for x in regions_a[k] if A.inputs[x]), key=A.position.__getitem__)
-            ys = sorted((y for y in regions_b[m] if B.inputs[y]), key=B.position.__getitem__)
+            xs = sorted(members_a[k], key=A.position.__getitem__)
+            ys = sorted(members_b[m], key=B.position.__getitem__)
             for i, j in align([A.l0[x] for x in xs], [B.l0[y] for y in ys]):
                 x, y = xs[i], ys[j]
                 if _bordered(A, x) and _bordered(B, y) and not self.agreement(A, x, y):
@@ -764,7 +891,7 @@ class _Matcher:
     def swap_twins(self, s: _Side) -> None:
         """Give a pair to the unpaired twin (same signature) that more of its users agree with."""
         partner, sig = s.partner, s.sig
-        unpaired = s.unpaired()
+        unpaired = s.unpaired(self.count)
         if not unpaired:
             return
         wanted = {sig[r] for r in unpaired}
@@ -792,6 +919,7 @@ class _Matcher:
     def move(self, s: _Side, old: int, new: int) -> None:
         """Move the pairs of ``old``'s sub-graph to the corresponding nodes of ``new``'s."""
         mine, theirs = s.partner, s.other.partner
+        s.cached = s.other.cached = (-1, s.cached[1], [])  # the arrays no longer tell
         stack = [(old, new)]
         while stack:
             x, y = stack.pop()
@@ -806,22 +934,23 @@ class _Matcher:
     def pair_ops(self) -> None:
         """Pair Op nodes by the calls that use them, then identical ones left over in order."""
         A, B = self.A, self.B
-        ga, gb, pa = A.graph, B.graph, A.partner
-        votes: Dict[Tuple[int, int], int] = {}
-        for a in range(ga.size):
-            op = ga.op_of[a]
-            if op >= 0 and pa[a] >= 0:
-                other = gb.op_of[pa[a]]
-                if other >= 0:
-                    votes[(op, other)] = votes.get((op, other), 0) + 1
-        for (oa, ob) in sorted(votes, key=lambda k: (-votes[k], k)):
-            self.pair(oa, ob)
+        ga, gb = A.graph, B.graph
+        part = np.asarray(A.partner, dtype=np.int64)
+        op_a, op_b = np.asarray(ga.op_of, dtype=np.int64), np.asarray(gb.op_of, dtype=np.int64)
+        calls = np.flatnonzero((op_a >= 0) & (part >= 0))
+        theirs = op_b[part[calls]]
+        mine = op_a[calls][theirs >= 0]
+        theirs = theirs[theirs >= 0]
+        if len(mine):
+            votes, count = np.unique(np.stack([mine, theirs], axis=1), axis=0, return_counts=True)
+            for i in np.lexsort((votes[:, 1], votes[:, 0], -count)).tolist():
+                self.pair(int(votes[i, 0]), int(votes[i, 1]))
         left_a: Dict[int, List[int]] = {}
-        for a in range(ga.size):
-            if A.kind[a] == "Op" and pa[a] < 0:
+        for a in (r for r, k in enumerate(A.kind) if k == "Op"):
+            if A.partner[a] < 0:
                 left_a.setdefault(A.tiers[3][a], []).append(a)
-        for b in range(gb.size):
-            if B.kind[b] == "Op" and B.partner[b] < 0:
+        for b in (r for r, k in enumerate(B.kind) if k == "Op"):
+            if B.partner[b] < 0:
                 members = left_a.get(B.tiers[3][b])
                 if members:
                     self.pair(members.pop(0), b)
@@ -835,48 +964,89 @@ def _unique(keys: Sequence[object]) -> Dict[object, int]:
     return {k: i for k, i in seen.items() if i >= 0}
 
 
-def _regions(s: _Side) -> Tuple[List[List[int]], List[List[int]]]:
-    """Connected sets of unpaired nodes (through inputs), and the pairs (before ranks) around each."""
-    partner, inputs = s.partner, s.inputs
-    unpaired = s.unpaired()
-    if not unpaired:
-        return [], []
-    parent = {r: r for r in unpaired}
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for r in unpaired:
-        for i in inputs[r]:
-            if i in parent:
-                x, y = find(r), find(i)
-                if x != y:
-                    parent[max(x, y)] = min(x, y)
-    members: Dict[int, List[int]] = {}
-    for r in unpaired:
-        members.setdefault(find(r), []).append(r)
-    regions, borders = [], []
-    users = s.users
-    for root in sorted(members):
-        region = members[root]
-        border = set()
-        for r in region:
-            for i in inputs[r]:
-                if partner[i] >= 0:
-                    border.add(i if s.is_a else partner[i])
-            for u, _ in users[r]:
-                if partner[u] >= 0:
-                    border.add(u if s.is_a else partner[u])
-        if border:
-            regions.append(region)
-            borders.append(sorted(border))
-    return regions, borders
+def _regions(s: _Side, part: np.ndarray) -> Tuple[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
+    """Each node's region (the smallest node of its connected set of unpaired nodes, through
+    inputs), and the border: ``(region, pair's before rank)`` for every edge out of a region."""
+    flat, owner = s.graph.input_arrays[2], s.graph.input_owner
+    paired = part >= 0
+    free = ~paired & ~s.op_mask()
+    inner = free[owner] & free[flat]
+    region = components(len(part), owner[inner], flat[inner])
+    out_up = free[owner] & paired[flat]  # a region's node reads a pair
+    out_down = free[flat] & paired[owner]  # a pair reads a region's node
+    regions = np.concatenate([region[owner[out_up]], region[flat[out_down]]])
+    pairs = np.concatenate([flat[out_up], owner[out_down]])
+    if not s.is_a:
+        pairs = part[pairs]
+    key = np.unique(np.stack([regions, pairs], axis=1), axis=0) if len(pairs) else np.zeros((0, 2), np.int64)
+    return region, (key[:, 0], key[:, 1])
 
 
 def _bordered(s: _Side, x: int) -> bool:
     """Whether ``x`` has a paired input or user."""
     partner = s.partner
     return any(partner[i] >= 0 for i in s.inputs[x]) or any(partner[u] >= 0 for u, _ in s.users[x])
+
+
+def _runs_on(ka: np.ndarray, kb: np.ndarray, at: np.ndarray, free_a: np.ndarray, free_b: np.ndarray,
+             op_a: np.ndarray, op_b: np.ndarray, d: int, lo: int, hi: int) -> np.ndarray:
+    """Positions (before side) of the free nodes of the runs of equal lines on diagonal ``d``
+    that hold a pair of that diagonal. An Op line (an operator's first use) is part of a run
+    when it is on both sides, never paired by it."""
+    span = np.arange(lo, hi)
+    on = at[lo:hi] == span + d
+    both_free = free_a[lo:hi] & free_b[lo + d:hi + d]
+    good = (ka[lo:hi] == kb[lo + d:hi + d]) & (both_free | on | (op_a[lo:hi] & op_b[lo + d:hi + d]))
+    run = np.cumsum(~good)
+    anchored = np.zeros(int(run[-1]) + 1, dtype=bool)
+    anchored[run[on & good]] = True
+    return span[good & anchored[run] & both_free]
+
+
+def _runs_near(ka: np.ndarray, kb: np.ndarray, free_a: np.ndarray, free_b: np.ndarray, op_a: np.ndarray,
+               op_b: np.ndarray, anchors: np.ndarray, diagonal: np.ndarray, chosen: np.ndarray
+               ) -> Tuple[np.ndarray, np.ndarray]:
+    """As :func:`_runs_on` for the diagonals of few pairs: every stretch of consecutive pairs
+    (``anchors[chosen]``, sorted by diagonal then position) is extended both ways, all
+    stretches a step at a time together, the few that go far a chunk at a time. Returns the
+    positions found (before side) and their diagonals."""
+    position, shift = anchors[chosen], diagonal[chosen]
+    new = np.ones(len(position), dtype=bool)
+    new[1:] = (shift[1:] != shift[:-1]) | (position[1:] != position[:-1] + 1)
+    last = np.ones(len(position), dtype=bool)
+    last[:-1] = new[1:]
+    at = np.concatenate([position[new] - 1, position[last] + 1])
+    d = np.concatenate([shift[new], shift[last]])
+    step = np.concatenate([np.full(int(new.sum()), -1), np.full(int(last.sum()), 1)])
+    na, nb = len(ka), len(kb)
+    found_at: List[np.ndarray] = []
+    found_d: List[np.ndarray] = []
+    for _ in range(_CHUNK):
+        inside = (at >= 0) & (at < na) & (at + d >= 0) & (at + d < nb)
+        at, d, step = at[inside], d[inside], step[inside]
+        both_free = free_a[at] & free_b[at + d]
+        good = (ka[at] == kb[at + d]) & (both_free | (op_a[at] & op_b[at + d]))
+        take = good & both_free
+        found_at.append(at[take])
+        found_d.append(d[take])
+        at, d, step = at[good] + step[good], d[good], step[good]
+        if not len(at):
+            break
+    for i, dd, st in zip(at.tolist(), d.tolist(), step.tolist()):  # the long stretches
+        while 0 <= i < na and 0 <= i + dd < nb:
+            stop = max(max(0, -dd) - 1, i - _CHUNK) if st < 0 else min(min(na, nb - dd), i + _CHUNK)
+            span = np.arange(i, stop, st)
+            if not len(span):
+                break
+            both_free = free_a[span] & free_b[span + dd]
+            good = (ka[span] == kb[span + dd]) & (both_free | (op_a[span] & op_b[span + dd]))
+            bad = np.flatnonzero(~good)
+            end = int(bad[0]) if len(bad) else len(span)
+            found_at.append(span[:end][both_free[:end]])
+            found_d.append(np.full(int(both_free[:end].sum()), dd))
+            if end < len(span):
+                break
+            i = stop
+    if not found_at:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(found_at).astype(np.int64), np.concatenate(found_d).astype(np.int64)

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
 import orjson
 
 from ..format import reference_field_names
 from .view import CanonicalGraph
 
-__all__ = ["Labels", "FIELD_TIERS", "compared_fields", "residual_signatures"]
+__all__ = ["Labels", "FIELD_TIERS", "compared_fields", "residual_signatures", "line_keys"]
 
 #: Non-reference fields of a node and the tier they belong to. Fields not listed (attributes,
 #: names, indices, and extension fields of newer versions) are tier 1.
@@ -80,10 +81,6 @@ class Labels:
 
     def __init__(self, view: CanonicalGraph) -> None:
         n = view.size
-        l0: List[int] = [0] * n
-        l1: List[int] = [0] * n
-        l2: List[int] = [0] * n
-        l3: List[int] = [0] * n
         #: The four codes of each raw label key (calls of one operator share them).
         combined: Dict[Hashable, Tuple[int, int, int, int]] = {}
 
@@ -97,22 +94,31 @@ class Labels:
             return codes
 
         kind, nodes, op_of = view.kind, view.nodes, view.op_of
+        codes: List[Tuple[int, int, int, int]] = [(0, 0, 0, 0)] * n
         op_key: Dict[int, Tuple[str, Hashable]] = {}
         # Codes of (Op node, tensor type) pairs: calls of one operator on one shape are many.
-        op_codes: Dict[Tuple[int, str, Tuple[Any, ...]], Tuple[int, int, int, int]] = {}
+        op_codes: Dict[Tuple[Any, ...], Tuple[int, int, int, int]] = {}
+        var0 = hash(("label", "Var"))
+        const0 = hash(("label", "Const"))
+        const1 = hash((const0, ()))
+        leaf_types: Dict[Tuple[Any, ...], int] = {}  # (tier-1 code, dtype, *shape) -> tier-2 code
         for r in range(n):
             node = nodes[r]
             op = op_of[r]
             if op >= 0:
                 # A call of an Op: the hot path. Its Op gives the name and attributes.
                 ty = node.get("type")
-                plain = len(node) == 4 and ty is not None and len(ty) == 2 and "shape" in ty and "dtype" in ty
+                plain = len(node) == 4 and ty is not None and len(ty) == 2
                 if plain:
-                    short = (op, ty["dtype"], tuple(ty["shape"]))
-                    codes = op_codes.get(short)
-                    if codes is not None:
-                        l0[r], l1[r], l2[r], l3[r] = codes
-                        continue
+                    try:
+                        short = (op, ty["dtype"], *ty["shape"])
+                    except (KeyError, TypeError):
+                        plain = False
+                    else:
+                        found = op_codes.get(short)
+                        if found is not None:
+                            codes[r] = found
+                            continue
                 key = op_key.get(op)
                 if key is None:
                     opnode = nodes[op]
@@ -121,20 +127,33 @@ class Labels:
                 if len(node) > 3 + ("type" in node):  # fields beyond node_kind, op, args, type
                     extra = _freeze({f: v for f, v in node.items()
                                      if f not in ("node_kind", "op", "args", "type")})
-                if ty is None:
-                    tkey: Hashable = None
-                elif plain:
-                    tkey = short[1:]
-                else:
-                    tkey = _freeze(ty)
-                codes = codes_of((key[0], (key[1], extra), tkey, None))
+                tkey: Hashable = None if ty is None else short[1:] if plain else _freeze(ty)
+                found = codes_of((key[0], (key[1], extra), tkey, None))
                 if plain:
-                    op_codes[short] = codes
-                l0[r], l1[r], l2[r], l3[r] = codes
+                    op_codes[short] = found
+                codes[r] = found
                 continue
             k = kind[r]
+            if k == "Var" and len(node) == 4 and "dtype" in node and "shape" in node and "name" in node:
+                # A tensor-typed variable: its name is tier 1, its type tier 2.
+                c1 = hash((var0, node["name"]))
+                c2 = hash((c1, node["dtype"], *node["shape"]))
+                codes[r] = (var0, c1, c2, hash((c2, None)))
+                continue
+            if k == "Const" and len(node) == 3 and "dtype" in node:
+                value = node["value"]
+                if isinstance(value, dict) and len(value) == 2 and isinstance(value.get("digest"), str):
+                    shape = value.get("array_shape")
+                    if isinstance(shape, list):
+                        # A large tensor: its shape is tier 2, its digest tier 3.
+                        tkey2 = (node["dtype"], *shape)
+                        c2 = leaf_types.get(tkey2)
+                        if c2 is None:
+                            c2 = leaf_types[tkey2] = hash((const1, tkey2))
+                        codes[r] = (const0, const1, c2, hash((c2, value["digest"])))
+                        continue
             raw = None
-            if k == "Var" or k == "Const":
+            if k == "Const":
                 raw = _leaf_key(node)
             elif k == "TupleGetItem" and len(node) == 4:  # node_kind, tuple_value, index, type
                 ty = node.get("type")
@@ -142,7 +161,8 @@ class Labels:
                     raw = (k, (("index", node["index"]),), (ty["dtype"], tuple(ty["shape"])), None)
             if raw is None:
                 raw = _generic_key(k, node)
-            l0[r], l1[r], l2[r], l3[r] = codes_of(raw)
+            codes[r] = codes_of(raw)
+        l0, l1, l2, l3 = (list(tier) for tier in zip(*codes)) if n else ([], [], [], [])
         self.tiers: Tuple[List[int], List[int], List[int], List[int]] = (l0, l1, l2, l3)
         self.signature: List[int] = _signatures(view, l3)
 
@@ -188,28 +208,18 @@ def _positional_params(view: CanonicalGraph) -> Dict[int, int]:
     return out
 
 
-_VAR_FIELDS = frozenset({"node_kind", "name", "dtype", "shape"})
 _CONST_FIELDS = frozenset({"node_kind", "value", "dtype"})
 
 
 def _leaf_key(node: Mapping[str, Any]) -> Optional[Tuple[Hashable, Hashable, Hashable, Hashable]]:
-    """The label key of a tensor-typed Var or of a Const, fast; ``None`` for anything else."""
-    kind = node["node_kind"]
-    if kind == "Var":
-        if node.keys() <= _VAR_FIELDS:
-            shape = node.get("shape")
-            return ("Var", (("name", node.get("name")),),
-                    (node.get("dtype"), None if shape is None else tuple(shape)), None)
-        return None
+    """The label key of a Const of plain fields, fast; ``None`` for anything else."""
     if node.keys() <= _CONST_FIELDS:
         value = node.get("value")
         if not isinstance(value, dict):
-            return ("Const", (), (node.get("dtype"), ()), (type(value).__name__, value))
+            return ("Const", (), (node.get("dtype"),), (type(value).__name__, value))
         shape = value.get("array_shape")
-        if isinstance(shape, list):
-            digest = value.get("digest")
-            content = digest if len(value) == 2 and isinstance(digest, str) else _freeze(value)
-            return ("Const", (), (node.get("dtype"), tuple(shape)), content)
+        if isinstance(shape, list):  # tiers 1 and 2 as the fast path of Labels makes them
+            return ("Const", (), (node.get("dtype"), *shape), _freeze(value))
     return None
 
 
@@ -231,15 +241,60 @@ def _generic_key(kind: str, node: Mapping[str, Any]) -> Tuple[Hashable, Hashable
 def residual_signatures(view: CanonicalGraph, labels: Sequence[int], partner: Sequence[int],
                         before: bool, unpaired: Iterable[int]) -> Dict[int, int]:
     """Signatures of the ``unpaired`` nodes at one label tier, where a paired input counts as
-    its pair (named by its before-side rank) rather than as its sub-graph.
+    its pair (named by its before-side rank) rather than as its sub-graph, and an unpaired
+    input that is not in ``unpaired`` as itself.
 
     Two unpaired nodes with equal residual signatures have equal labels and inputs that are
     pairwise either the same pair or unpaired with equal residual signatures.
     """
     out: Dict[int, int] = {}
     inputs = view.inputs
+    side = "before" if before else "after"
     for r in sorted(unpaired, key=view.position.__getitem__):
-        ins = tuple([("pair", i if before else partner[i]) if partner[i] >= 0 else out.get(i)
+        # An unpaired input left out (no node of its label on the other side) is itself only.
+        ins = tuple([("pair", i if before else partner[i]) if partner[i] >= 0 else out.get(i, (side, i))
                      for i in inputs[r]])
         out[r] = hash((labels[r], ins))
     return out
+
+
+def line_keys(view: CanonicalGraph, labels: Labels) -> "np.ndarray":
+    """A key per node, in ``view.topo`` order, the way a text diff sees a line: its tier-3
+    label, where its inputs are, each as its distance back in that order (an input that is a
+    leaf, as its signature instead: parameters and constants sit far from their users), and
+    where its users are, with the input position each reads it at.
+
+    Two runs of equal keys in the two documents are the same computation written the same
+    way; ``matching`` pairs such runs in bulk from one sure pair inside them.
+    """
+    n = view.size
+    lens, starts, flat = view.input_arrays
+    total = len(flat)
+    owner = np.repeat(np.arange(n, dtype=np.int64), lens)
+    slot = np.arange(total, dtype=np.int64) - starts[owner]
+    position = np.asarray(view.position, dtype=np.int64)
+    sig = np.asarray(labels.signature, dtype=np.int64).view(np.uint64)
+    leaf = lens[flat] == 0
+    term = np.where(leaf, sig[flat], (position[owner] - position[flat]).view(np.uint64))
+    term = _mix(term ^ _mix(slot.view(np.uint64) + leaf.astype(np.uint64) * np.uint64(1 << 40)))
+    acc = np.zeros(n, dtype=np.uint64)
+    used = np.zeros(n, dtype=np.uint64)
+    if total:
+        nonempty = lens > 0
+        acc[nonempty] = np.add.reduceat(term, starts[nonempty])
+        # ... and where its users are, at which of their inputs: of two equal nodes reading
+        # one input, the first field of a tuple is not the second.
+        np.add.at(used, flat, _mix((position[owner] - position[flat]).view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                                   + slot.view(np.uint64)))
+    keys = _mix(np.asarray(labels.tiers[3], dtype=np.int64).view(np.uint64) ^ _mix(acc + lens.view(np.uint64))
+                ^ _mix(used + np.uint64(0x5851F42D4C957F2D)))
+    return keys[np.asarray(view.topo, dtype=np.int64)]
+
+
+def _mix(x: "np.ndarray") -> "np.ndarray":
+    """splitmix64's finalizer, element-wise (uint64 arithmetic wraps)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))

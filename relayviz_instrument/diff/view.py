@@ -2,8 +2,11 @@
 
 Node ids mean nothing across two snapshots, so the graph renumbers every node by a walk that
 depends only on the graph: post-order from the roots (global functions by name, then the
-``root`` expression), references in field order. Every later step iterates in this order, so
-the diff does not depend on how either document numbered its nodes. ``doc_id`` maps back.
+``root`` expression), references in field order but for a function's parameters, visited
+before its body, and a call's Op, visited after its arguments (the order in which the Relay
+serializer writes nodes, so that its documents need no renumbering). Every later step
+iterates in this order, so the diff does not depend on how either document numbered its
+nodes. ``doc_id`` maps back.
 
 *Inputs* are what a node computes from: the references of its node, except that a call's
 ``Op`` is a label (the call carries its name and attributes) rather than an input. Two
@@ -24,13 +27,15 @@ The literal references are kept (``refs``) for the edit script and for the hunks
 from __future__ import annotations
 
 from functools import cached_property
+from itertools import chain
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
 import orjson
 
 from ..format import reference_field_names, references
 
-__all__ = ["CanonicalGraph", "VARIADIC_KINDS"]
+__all__ = ["CanonicalGraph", "UserIndex", "VARIADIC_KINDS"]
 
 #: Kinds whose inputs are a list whose length varies: aligned by content, not position.
 VARIADIC_KINDS = frozenset({"Tuple", "Function", "PatternTuple", "PatternConstructor", "Match"})
@@ -53,7 +58,7 @@ class CanonicalGraph:
         starts = [functions[name] for name in sorted(functions)]
         if doc.get("root") is not None:
             starts.append(doc["root"])
-        order = _canonical_order(raw_nodes, raw_refs, starts)
+        order = _canonical_order(raw_nodes, raw_refs, kinds, starts)
         self.size = len(order)
         self.doc_id: List[int] = order
         if order == list(range(self.size)):
@@ -204,29 +209,30 @@ class CanonicalGraph:
         return _topological(inputs)
 
     @cached_property
-    def users(self) -> List[List[Tuple[int, int]]]:
-        """``(user, input position)`` of every node's users, users in canonical order."""
-        users: List[List[Tuple[int, int]]] = [[] for _ in range(self.size)]
-        for r, ins in enumerate(self.inputs):
-            if len(ins) == 1:
-                users[ins[0]].append((r, 0))
-            else:
-                for pos, t in enumerate(ins):
-                    users[t].append((r, pos))
-        return users
+    def input_arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(lengths, starts, flat)``: every node's inputs as one array, node after node."""
+        inputs = self.inputs
+        lengths = np.fromiter(map(len, inputs), dtype=np.int64, count=self.size)
+        flat = np.fromiter(chain.from_iterable(inputs), dtype=np.int64, count=int(lengths.sum()))
+        return lengths, np.cumsum(lengths) - lengths, flat
 
     @cached_property
-    def height(self) -> List[int]:
-        """The longest path down to a leaf."""
-        height = [0] * self.size
-        inputs = self.inputs
-        for r in self.topo:
-            ins = inputs[r]
-            if len(ins) == 1:
-                height[r] = 1 + height[ins[0]]
-            elif ins:
-                height[r] = 1 + max([height[i] for i in ins])
-        return height
+    def input_owner(self) -> np.ndarray:
+        """For each entry of ``input_arrays[2]``, the node whose input it is."""
+        return np.repeat(np.arange(self.size, dtype=np.int64), self.input_arrays[0])
+
+    @cached_property
+    def ref_arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(lengths, starts, flat)`` of the literal references, as :attr:`input_arrays`."""
+        refs = self.refs
+        lengths = np.fromiter(map(len, refs), dtype=np.int64, count=self.size)
+        flat = np.fromiter(chain.from_iterable(refs), dtype=np.int64, count=int(lengths.sum()))
+        return lengths, np.cumsum(lengths) - lengths, flat
+
+    @cached_property
+    def users(self) -> "UserIndex":
+        """``(user, input position)`` of every node's users, users in canonical order."""
+        return UserIndex(*self.input_arrays, self.input_owner)
 
     def literal_inputs(self, r: int) -> List[int]:
         """The inputs a diff reports for ``r``: a Let-bound variable reads nothing (its Let does)."""
@@ -256,18 +262,58 @@ class CanonicalGraph:
         return out
 
 
-def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], starts: List[int]) -> List[int]:
-    """Post-order from ``starts``, references in field order; then from every node nobody uses."""
+class UserIndex:
+    """The users of each node, ``users[r]``: a list of ``(user, input position)``, made the first
+    time it is asked for (a diff of two alike graphs looks at the users of a few nodes only)."""
+
+    __slots__ = ("_users", "_slots", "_bounds", "_made")
+
+    def __init__(self, lengths: np.ndarray, starts: np.ndarray, flat: np.ndarray, owner: np.ndarray) -> None:
+        n = len(lengths)
+        slot = np.arange(len(flat), dtype=np.int64) - starts[owner]
+        order = np.argsort(flat, kind="stable")  # by input, then by user and position
+        self._users: List[int] = owner[order].tolist()
+        self._slots: List[int] = slot[order].tolist()
+        counts = np.bincount(flat, minlength=n)
+        self._bounds: List[int] = np.concatenate(([0], np.cumsum(counts))).tolist()
+        self._made: List[Optional[List[Tuple[int, int]]]] = [None] * n
+
+    def __getitem__(self, r: int) -> List[Tuple[int, int]]:
+        made = self._made[r]
+        if made is None:
+            lo, hi = self._bounds[r], self._bounds[r + 1]
+            made = self._made[r] = list(zip(self._users[lo:hi], self._slots[lo:hi]))
+        return made
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def count(self, r: int) -> int:
+        """How many users ``r`` has (an input position counts once per use)."""
+        return self._bounds[r + 1] - self._bounds[r]
+
+
+def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], kinds: List[str],
+                     starts: List[int]) -> List[int]:
+    """Post-order from ``starts``, references in field order but for a function's parameters
+    and a call's Op (see the module's docstring); then from every node nobody uses."""
     n = len(nodes)
     seen = bytearray(n)
     order: List[int] = []
     append = order.append
 
+    def visits(r: int) -> List[int]:
+        below = refs[r]
+        k = kinds[r]
+        if k == "Function" or (k == "Call" and kinds[below[0]] == "Op"):
+            return below[1:] + below[:1]
+        return below
+
     def walk(start: int) -> None:
         if seen[start]:
             return
         seen[start] = 1
-        stack = [(start, iter(refs[start]))]
+        stack = [(start, iter(visits(start)))]
         push, pop = stack.append, stack.pop
         while stack:
             node, it = stack[-1]
@@ -278,6 +324,9 @@ def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], 
                     if not below:  # a leaf (Var, Op, Const) is done at once
                         append(child)
                         continue
+                    k = kinds[child]
+                    if k == "Function" or (k == "Call" and kinds[below[0]] == "Op"):
+                        below = below[1:] + below[:1]
                     push((child, iter(below)))
                     break
             else:
