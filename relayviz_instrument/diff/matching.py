@@ -676,10 +676,10 @@ class _Matcher:
         return None
 
     def plausible(self, s: _Side, x: int, y: int, depth: int) -> bool:
-        score = self.score(s, x, y)
-        if self.rivals(s, x, y, score, []) or self.rivals(s.other, y, x, score, []):
+        if not ((depth == 1 and s.inputs[x]) or self.evidence(s, x, y)):
             return False
-        return self.evidence(s, x, y) or (depth == 1 and bool(s.inputs[x]))
+        score = self.score(s, x, y)
+        return not (self.rivals(s, x, y, score, []) or self.rivals(s.other, y, x, score, []))
 
     @staticmethod
     def evidence(s: _Side, x: int, y: int) -> bool:
