@@ -6,13 +6,16 @@
 * The remaining removed nodes form *regions* (connected in the before graph), the added ones
   regions in the after graph. A removed and an added region that feed the same input of the
   same paired node are one hunk; a changed node joins one region next to it (its inputs'
-  first), so that the regions on either side of it stay apart. Then:
+  first), and so do the regions of added nodes only on its other inputs, while regions with
+  removed nodes stay apart (two convolutions replaced on either side of a changed add are
+  two hunks). Then:
   **replaced** (both removed and added nodes: batch_norm expanded by SimplifyInference, a
   sub-graph folded to a Const), **merged** (only removed nodes, each region's output equal
   to a paired node: EliminateCommonSubexpr), **removed**, **inserted** (only added nodes,
   sitting on an edge of the before graph: layout_transform), **added**, **changed** (one
   node's fields, nothing around it).
-* A rewired node borders the hunk its new input belongs to, or is a **rewired** hunk alone.
+* A rewired node borders the hunk of an input it read or reads now (a region, else a changed
+  node), or is a **rewired** hunk alone.
 
 Op nodes carry the attributes of calls; their changes show on the calls, not in hunks.
 """
@@ -90,14 +93,32 @@ def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2
         components_.setdefault(region_of_b[s], _Draft()).added.append(s)
     # A changed node joins the region next to it (its inputs' first, then its users'), one
     # region only: two convolutions replaced on either side of a changed add stay two hunks.
+    home_of_changed: Dict[int, int] = {}
+    moved_to: Dict[int, int] = {}  # regions absorbed into another one
     for a in changed:
         home = _next_region(va, a, region_of_a)
         if home is None:
             home = _next_region(vb, a2b[a], region_of_b)
         if home is None:
-            components_.setdefault(-1 - a, _Draft()).changed.append(a)
-        else:
-            components_[home].changed.append(a)
+            home = -1 - a
+            components_[home] = _Draft()
+        home = moved_to.get(home, home)
+        components_[home].changed.append(a)
+        home_of_changed[a] = home
+        # Nodes inserted on its other inputs join it (the expand_dims and layout_transform
+        # that AlterOpLayout puts before an add's bias, with the add's convolution).
+        for y in vb.inputs[a2b[a]]:
+            other = moved_to.get(region_of_b.get(y, home), region_of_b.get(y, home))
+            if other != home and other in components_ and not components_[other].removed:
+                absorbed = components_.pop(other)
+                components_[home].added += absorbed.added
+                components_[home].changed += absorbed.changed
+                for key, target in list(moved_to.items()) + [(other, other)]:
+                    if target == other:
+                        moved_to[key] = home
+    if moved_to:
+        region_of_b = {b: moved_to.get(k, k) for b, k in region_of_b.items()}
+        home_of_changed = {a: moved_to.get(k, k) for a, k in home_of_changed.items()}
     # A removed region that fed what a new function now computes was replaced inside it
     # (SimplifyInference then FuseOps, diffed in one go): it joins the wrapped hunk.
     homes: Dict[int, _Draft] = dict(components_)
@@ -120,9 +141,15 @@ def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2
                 homes[key_] = target
                 del components_[key_]
     for a in rewired:
-        home = next((region_of_a[x] for x in va.inputs[a] if x in region_of_a), None)
+        # The hunk of what it read or reads now: a region, else a changed node.
+        ins_a, ins_b = va.inputs[a], vb.inputs[a2b[a]]
+        home = next((region_of_a[x] for x in ins_a if x in region_of_a), None)
         if home is None:
-            home = next((region_of_b[y] for y in vb.inputs[a2b[a]] if y in region_of_b), None)
+            home = next((region_of_b[y] for y in ins_b if y in region_of_b), None)
+        if home is None:
+            home = next((home_of_changed[x] for x in ins_a if x in home_of_changed), None)
+        if home is None:
+            home = next((home_of_changed[b2a[y]] for y in ins_b if b2a[y] in home_of_changed), None)
         if home is None:
             draft = _Draft("rewired")
             draft.border.append(a)

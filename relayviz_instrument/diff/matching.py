@@ -81,6 +81,12 @@ class _Side:
         self.tiers = index.labels.tiers
         self.l0 = self.tiers[0]
         self.sig = index.labels.signature
+        if index.labels.positional:
+            # A parameter known by its position alone is no evidence by itself: a parameter
+            # added or removed before it moves the rest of the list (the nodes reading it say).
+            self.sig = list(self.sig)
+            for p in index.labels.positional:
+                self.sig[p] = hash(("positional parameter", is_a, p))
         self.inputs = index.graph.inputs
         self.kind = index.graph.kind
         self.position = index.graph.position
@@ -134,7 +140,7 @@ class _Matcher:
         #: Tier-0 labels of the unpaired nodes of each side (a superset as pairs are made).
         self.open_labels: Tuple[Set[int], Set[int]] = (set(), set())
         self.ia, self.ib = ia, ib
-        self.lines: Optional[Tuple[np.ndarray, ...]] = None  # line keys, orders, Op masks
+        self.lines: Optional[_Lines] = None
 
     # -- the phases ---------------------------------------------------------------------------
 
@@ -149,6 +155,8 @@ class _Matcher:
             self.residual(tier)
             self.settle()
         self.regions()
+        self.settle()
+        self.leftover_params()
         self.settle()
         for final in (False, True):
             self.break_ties(final)
@@ -207,24 +215,36 @@ class _Matcher:
         if ga.root is not None and gb.root is not None and self.pair(ga.root, gb.root):
             self.pair_params(ga.root, gb.root)
 
-    def pair_params(self, fa: int, fb: int) -> None:
-        """Parameters by unique name, then the rest of the two lists aligned by their labels."""
+    def pair_params(self, fa: int, fb: int, rest: bool = False) -> None:
+        """Parameters by name, when the name is unique in both lists; with ``rest``, the rest
+        of the two lists aligned by their labels. Alike parameters (anonymous frontends) are
+        left to the nodes that read them until then: where a list gained a parameter among
+        alike ones is told by the graph, not by the list."""
         A, B = self.A, self.B
         if A.kind[fa] != "Function" or B.kind[fb] != "Function":
             return
         pa, pb = A.graph.refs[fa][1:], B.graph.refs[fb][1:]
-        t1a, t1b = A.tiers[1], B.tiers[1]
-        names_a, names_b = _unique([t1a[p] for p in pa]), _unique([t1b[p] for p in pb])
-        for i, p in enumerate(pa):
-            j = names_b.get(t1a[p], -1) if names_a.get(t1a[p], -1) == i else -1
-            if j >= 0:
-                self.pair(p, pb[j])
+        if not rest:
+            t1a, t1b = A.tiers[1], B.tiers[1]
+            names_a, names_b = _unique([t1a[p] for p in pa]), _unique([t1b[p] for p in pb])
+            for name, i in names_a.items():
+                j = names_b.get(name, -1)
+                if j >= 0:
+                    self.pair(pa[i], pb[j])
+            return
         rest_a = [p for p in pa if A.partner[p] < 0]
         rest_b = [p for p in pb if B.partner[p] < 0]
         if rest_a and rest_b:
             t3a, t3b = A.tiers[3], B.tiers[3]
             for i, j in align([t3a[p] for p in rest_a], [t3b[p] for p in rest_b]):
                 self.pair(rest_a[i], rest_b[j])
+
+    def leftover_params(self) -> None:
+        """The parameters still unpaired of paired functions, by their place in the lists."""
+        A = self.A
+        for f in [r for r, k in enumerate(A.kind) if k == "Function"]:
+            if A.partner[f] >= 0 and f not in A.graph.inlined:
+                self.pair_params(f, A.partner[f], rest=True)
 
     def exact(self) -> None:
         """Nodes whose signature occurs once on each side: the roots of identical sub-graphs,
@@ -263,49 +283,39 @@ class _Matcher:
         self.runs_done = self.count
         A, B = self.A, self.B
         if self.lines is None:
-            self.lines = (self.ia.line_keys(), self.ib.line_keys(),
-                          np.asarray(A.graph.topo, dtype=np.int64), np.asarray(B.graph.topo, dtype=np.int64),
-                          np.asarray(B.position, dtype=np.int64),
-                          np.array([k == "Op" for k in A.kind])[A.graph.topo],
-                          np.array([k == "Op" for k in B.kind])[B.graph.topo])
-        ka, kb, topo_a, topo_b, pos_b, op_a, op_b = self.lines
-        na, nb = len(ka), len(kb)
-        part_a = A.partners(self.count)[topo_a]  # by position
-        part_b = B.partners(self.count)[topo_b]
-        at = np.where(part_a >= 0, pos_b[np.maximum(part_a, 0)], -1)  # partner's position
-        free_a = (part_a < 0) & ~op_a
-        free_b = (part_b < 0) & ~op_b
-        anchors = np.flatnonzero((at >= 0) & ~op_a)
+            self.lines = _Lines(self.ia, self.ib, A.op_mask(), B.op_mask())
+        lines = self.lines
+        lines.update(A.partners(self.count), B.partners(self.count))
+        anchors = np.flatnonzero((lines.at >= 0) & ~lines.op_a)
         if not len(anchors):
             return
-        diagonal = at[anchors] - anchors
+        diagonal = lines.at[anchors] - anchors
         order = np.lexsort((anchors, diagonal))
         anchors, diagonal = anchors[order], diagonal[order]
         cuts = np.flatnonzero(np.diff(diagonal)) + 1
-        taken_a: List[np.ndarray] = []
-        taken_b: List[np.ndarray] = []
+        taken: List[np.ndarray] = []
+        shifts: List[np.ndarray] = []
         sparse: List[np.ndarray] = []
         for group in np.split(np.arange(len(anchors)), cuts):
             d = int(diagonal[group[0]])
-            lo, hi = max(0, -d), min(na, nb - d)
+            lo, hi = max(0, -d), min(lines.na, lines.nb - d)
             if hi <= lo:
                 continue
-            positions = anchors[group]
-            if len(positions) * _CHUNK < hi - lo:
+            if len(group) * _CHUNK < hi - lo:
                 sparse.append(group)
                 continue
-            found = _runs_on(ka, kb, at, free_a, free_b, op_a, op_b, d, lo, hi)
-            if len(found):
-                free_a[found] = False
-                free_b[found + d] = False
-                taken_a.append(topo_a[found])
-                taken_b.append(topo_b[found + d])
+            found = lines.runs_on(d, lo, hi)
+            lines.take(found, d)
+            taken.append(found)
+            shifts.append(np.full(len(found), d, dtype=np.int64))
         if sparse:
-            found, shift = _runs_near(ka, kb, free_a, free_b, op_a, op_b, anchors, diagonal, np.concatenate(sparse))
-            taken_a.append(topo_a[found])
-            taken_b.append(topo_b[found + shift])
-        if taken_a:
-            self.bulk(np.concatenate(taken_a), np.concatenate(taken_b))
+            found, shift = lines.runs_near(anchors, diagonal, np.concatenate(sparse))
+            taken.append(found)
+            shifts.append(shift)
+        if taken:
+            found, shift = np.concatenate(taken), np.concatenate(shifts)
+            xs, ys = lines.consistent(lines.topo_a[found], lines.topo_b[found + shift])
+            self.bulk(xs, ys)
 
     # -- propagation --------------------------------------------------------------------------
 
@@ -389,6 +399,9 @@ class _Matcher:
         xs, ys = A.inputs[a], B.inputs[b]
         if not xs or not ys:
             return
+        if A.kind[a] == "Function" and a not in A.graph.inlined and b not in B.graph.inlined:
+            self.pair_params(a, b)  # by name: the graph tells the rest (see pair_params)
+            xs, ys = xs[:1], ys[:1]
         pa, pb = A.partner, B.partner
         if len(xs) == 1 and len(ys) == 1:
             x, y = xs[0], ys[0]
@@ -405,8 +418,6 @@ class _Matcher:
         for x, y in open_slots:
             if pa[x] < 0 and pb[y] < 0:
                 self.slot(x, y)
-        if A.kind[a] == "Function" and a not in A.graph.inlined:
-            self.pair_params(a, b)
 
     def align_inputs(self, xs: Sequence[int], ys: Sequence[int]) -> List[Tuple[int, int]]:
         """An order-preserving alignment of two input lists: paired inputs by their pair,
@@ -431,20 +442,24 @@ class _Matcher:
         return out
 
     def unswap(self, slots: List[Tuple[int, int]]) -> None:
-        """Inputs whose signature is at another slot on the other side moved there: pair them
-        by signature (``add(b, a)`` for ``add(a, b)`` is one rewired node)."""
+        """Inputs whose signature (else content) is at another slot on the other side, and not
+        at their own, moved there: pair them so (``add(b, a)`` for ``add(a, b)`` is one
+        rewired node)."""
         A, B = self.A, self.B
-        sig_a, sig_b = A.sig, B.sig
-        if all(sig_a[x] == sig_b[y] for x, y in slots):
-            return
-        at_b = _unique([sig_b[y] for _, y in slots])
-        at_a = _unique([sig_a[x] for x, _ in slots])
-        for i, (x, _) in enumerate(slots):
-            j = at_b.get(sig_a[x], -1)
-            if j >= 0 and j != i and at_a.get(sig_a[x]) == i:
-                y = slots[j][1]
-                if A.partner[x] < 0 and B.partner[y] < 0:
-                    self.walk(x, y)
+        for keys_a, keys_b in ((A.sig, B.sig), (A.tiers[3], B.tiers[3])):
+            if all(keys_a[x] == keys_b[y] for x, y in slots):
+                return
+            at_b = _unique([keys_b[y] for _, y in slots])
+            at_a = _unique([keys_a[x] for x, _ in slots])
+            for i, (x, y) in enumerate(slots):
+                j = at_b.get(keys_a[x], -1)
+                if j >= 0 and j != i and at_a.get(keys_a[x]) == i and keys_a[x] != keys_b[y]:
+                    other = slots[j][1]
+                    if A.partner[x] < 0 and B.partner[other] < 0:
+                        if A.sig[x] == B.sig[other]:
+                            self.walk(x, other)
+                        else:
+                            self.pair(x, other)
 
     def slot(self, x: int, y: int) -> None:
         """``x`` and ``y`` are the inputs at one slot of a pair."""
@@ -481,17 +496,18 @@ class _Matcher:
         if final or score[0] or score[1] >= 2:
             self.pair(x, y)
             return
-        level = (2 * ([A.l0[i] for i in A.inputs[x]] == [B.l0[j] for j in B.inputs[y]])
-                 + score[2] + score[3])
+        level = 2 * score[3] + score[4] + score[5]
         self.sequence += 1
         heapq.heappush(self.weak, (-level, self.sequence, x, y))
 
-    def score(self, s: _Side, x: int, y: int) -> Tuple[int, int, int, int, int]:
+    def score(self, s: _Side, x: int, y: int) -> Tuple[int, int, int, int, int, int]:
         """How alike ``x`` (of ``s``) and ``y`` are: equal signatures, paired neighbours in
-        common, inputs of equal operators, equal types, attributes."""
+        common (and of those, inputs that neither reads with others: its own weight says more
+        than the activation its siblings read too), inputs of equal operators, equal types,
+        attributes."""
         o = s.other
         l0, ol0 = s.l0, o.l0
-        return (int(s.sig[x] == o.sig[y]), self.agreement(s, x, y),
+        return (int(s.sig[x] == o.sig[y]), self.agreement(s, x, y), self.own_inputs_agreeing(s, x, y),
                 int([l0[i] for i in s.inputs[x]] == [ol0[j] for j in o.inputs[y]]),
                 int(s.tiers[2][x] == o.tiers[2][y]), int(s.tiers[1][x] == o.tiers[1][y]))
 
@@ -514,6 +530,14 @@ class _Matcher:
             theirs = set(users_y)
             count += sum(1 for u, p in s.users[x] if partner[u] >= 0 and (partner[u], p) in theirs)
         return count
+
+    @staticmethod
+    def own_inputs_agreeing(s: _Side, x: int, y: int) -> int:
+        """Paired inputs in common that only ``x`` reads, and only ``y``."""
+        o = s.other
+        partner, mine, theirs = s.partner, s.users, o.users
+        return sum(1 for i, j in zip(s.inputs[x], o.inputs[y])
+                   if partner[i] == j and mine.count(i) == 1 and theirs.count(j) == 1)
 
     def candidates(self, s: _Side, x: int) -> List[int]:
         """Unpaired nodes of the other side with ``x``'s label that read a partner of one of
@@ -604,36 +628,49 @@ class _Matcher:
         pair is considered like any other: a rewired input elsewhere can make another user
         look alike here until more around them is paired."""
         A, B = self.A, self.B
-        pa, pb, l0a, l0b = A.partner, B.partner, A.l0, B.l0
+        pa, pb, l0a, l0b, l3a, l3b = A.partner, B.partner, A.l0, B.l0, A.tiers[3], B.tiers[3]
         xs, ys = A.inputs[u], B.inputs[v]
-        if len(xs) == len(ys) and all(pa[x] == y or (pa[x] < 0 and pb[y] < 0 and l0a[x] == l0b[y])
-                                      for x, y in zip(xs, ys)):
+        # (unpaired inputs agree when of one operator, leaves when of one content: two weights
+        # of other values tell two convolutions apart)
+        if len(xs) == len(ys) and all(pa[x] == y or (pa[x] < 0 and pb[y] < 0 and l0a[x] == l0b[y] and (
+                A.inputs[x] or l3a[x] == l3b[y])) for x, y in zip(xs, ys)) and self.used_alike(u, v):
             self.pair(u, v)
         else:
             self.consider(u, v)
 
-    def pair_group(self, us: List[int], vs: List[int]) -> None:
-        """Users of one label at one slot of a pair, several on a side: those whose inputs are
-        all paired alike pair at once (an index by paired inputs); the rest by score."""
+    def used_alike(self, u: int, v: int) -> bool:
+        """Whether ``u`` and ``v`` have users of one operator at one input position, or none:
+        a block deleted above a shared input leaves a user there that reads like the next one
+        up, but what reads it does not."""
         A, B = self.A, self.B
-        pa = A.partner
-        by_inputs: Dict[Tuple[int, ...], List[int]] = {}
-        for v in vs:
-            by_inputs.setdefault(tuple(B.inputs[v]), []).append(v)
-        left = []
-        for u in us:
-            found = by_inputs.get(tuple([pa[x] for x in A.inputs[u]]))
-            if found is not None and len(found) == 1:
-                self.pair(u, found[0])
-            else:
-                left.append(u)
-        vs = [v for v in vs if B.partner[v] < 0]
-        left = [u for u in left if pa[u] < 0]
-        if not left or not vs or len(left) > _SCORED_GROUP or len(vs) > _SCORED_GROUP:
+        mine, theirs = A.users[u], B.users[v]
+        if not mine or not theirs:
+            return True
+        seen = {(A.l0[w], p) for w, p in mine}
+        return any((B.l0[w], q) in seen for w, q in theirs)
+
+    def pair_group(self, us: List[int], vs: List[int]) -> None:
+        """Users of one label at one slot of a pair, several on a side. Those alone on both
+        sides to have the same content and read the same pairs pair at once, then those alone
+        to read the same pairs (indexes by content and paired inputs); the rest by score."""
+        A, B = self.A, self.B
+        pa, pb, l3a, l3b = A.partner, B.partner, A.tiers[3], B.tiers[3]
+        for with_content in (True, False):
+            keys_a = [(l3a[u] if with_content else 0, *[pa[x] for x in A.inputs[u]]) for u in us]
+            keys_b = [(l3b[v] if with_content else 0, *B.inputs[v]) for v in vs]
+            once_b = _unique(keys_b)
+            for i, j in ((i, once_b.get(key, -1)) for key, i in _unique(keys_a).items()):
+                if j >= 0:
+                    self.pair(us[i], vs[j])
+            us = [u for u in us if pa[u] < 0]
+            vs = [v for v in vs if pb[v] < 0]
+            if not us or not vs:
+                return
+        if len(us) > _SCORED_GROUP or len(vs) > _SCORED_GROUP:
             return
-        for u in left:
+        for u in us:
             best = max(vs, key=lambda v: (self.score(A, u, v), -B.position[v]))
-            if B.partner[best] < 0:
+            if pb[best] < 0:
                 self.consider(u, best)
 
     # -- looking through inserted and deleted nodes --------------------------------------------
@@ -988,65 +1025,132 @@ def _bordered(s: _Side, x: int) -> bool:
     return any(partner[i] >= 0 for i in s.inputs[x]) or any(partner[u] >= 0 for u, _ in s.users[x])
 
 
-def _runs_on(ka: np.ndarray, kb: np.ndarray, at: np.ndarray, free_a: np.ndarray, free_b: np.ndarray,
-             op_a: np.ndarray, op_b: np.ndarray, d: int, lo: int, hi: int) -> np.ndarray:
-    """Positions (before side) of the free nodes of the runs of equal lines on diagonal ``d``
-    that hold a pair of that diagonal. An Op line (an operator's first use) is part of a run
-    when it is on both sides, never paired by it."""
-    span = np.arange(lo, hi)
-    on = at[lo:hi] == span + d
-    both_free = free_a[lo:hi] & free_b[lo + d:hi + d]
-    good = (ka[lo:hi] == kb[lo + d:hi + d]) & (both_free | on | (op_a[lo:hi] & op_b[lo + d:hi + d]))
-    run = np.cumsum(~good)
-    anchored = np.zeros(int(run[-1]) + 1, dtype=bool)
-    anchored[run[on & good]] = True
-    return span[good & anchored[run] & both_free]
+class _Lines:
+    """The two documents' line keys in topological order, and what runs of equal lines need
+    of the pairs made so far (refreshed by :meth:`update`)."""
 
+    def __init__(self, ia: IndexedDocument, ib: IndexedDocument, ops_a: np.ndarray, ops_b: np.ndarray) -> None:
+        self.ka, self.kb = ia.line_keys(), ib.line_keys()
+        self.na, self.nb = len(self.ka), len(self.kb)
+        self.topo_a = np.asarray(ia.graph.topo, dtype=np.int64)
+        self.topo_b = np.asarray(ib.graph.topo, dtype=np.int64)
+        self.pos_b = np.asarray(ib.graph.position, dtype=np.int64)
+        self.op_a, self.op_b = ops_a[self.topo_a], ops_b[self.topo_b]
+        self.inputs_a, self.inputs_b = ia.graph.input_arrays, ib.graph.input_arrays
 
-def _runs_near(ka: np.ndarray, kb: np.ndarray, free_a: np.ndarray, free_b: np.ndarray, op_a: np.ndarray,
-               op_b: np.ndarray, anchors: np.ndarray, diagonal: np.ndarray, chosen: np.ndarray
-               ) -> Tuple[np.ndarray, np.ndarray]:
-    """As :func:`_runs_on` for the diagonals of few pairs: every stretch of consecutive pairs
-    (``anchors[chosen]``, sorted by diagonal then position) is extended both ways, all
-    stretches a step at a time together, the few that go far a chunk at a time. Returns the
-    positions found (before side) and their diagonals."""
-    position, shift = anchors[chosen], diagonal[chosen]
-    new = np.ones(len(position), dtype=bool)
-    new[1:] = (shift[1:] != shift[:-1]) | (position[1:] != position[:-1] + 1)
-    last = np.ones(len(position), dtype=bool)
-    last[:-1] = new[1:]
-    at = np.concatenate([position[new] - 1, position[last] + 1])
-    d = np.concatenate([shift[new], shift[last]])
-    step = np.concatenate([np.full(int(new.sum()), -1), np.full(int(last.sum()), 1)])
-    na, nb = len(ka), len(kb)
-    found_at: List[np.ndarray] = []
-    found_d: List[np.ndarray] = []
-    for _ in range(_CHUNK):
-        inside = (at >= 0) & (at < na) & (at + d >= 0) & (at + d < nb)
-        at, d, step = at[inside], d[inside], step[inside]
-        both_free = free_a[at] & free_b[at + d]
-        good = (ka[at] == kb[at + d]) & (both_free | (op_a[at] & op_b[at + d]))
-        take = good & both_free
-        found_at.append(at[take])
-        found_d.append(d[take])
-        at, d, step = at[good] + step[good], d[good], step[good]
-        if not len(at):
-            break
-    for i, dd, st in zip(at.tolist(), d.tolist(), step.tolist()):  # the long stretches
-        while 0 <= i < na and 0 <= i + dd < nb:
-            stop = max(max(0, -dd) - 1, i - _CHUNK) if st < 0 else min(min(na, nb - dd), i + _CHUNK)
-            span = np.arange(i, stop, st)
-            if not len(span):
+    def update(self, partner_a: np.ndarray, partner_b: np.ndarray) -> None:
+        """Take the pairs as they are now (partners by rank, -1: unpaired)."""
+        self.partner_a, self.partner_b = partner_a, partner_b
+        by_position = partner_a[self.topo_a]
+        self.at = np.where(by_position >= 0, self.pos_b[np.maximum(by_position, 0)], -1)  # partner's position
+        self.free_a = (by_position < 0) & ~self.op_a
+        self.free_b = (partner_b[self.topo_b] < 0) & ~self.op_b
+
+    def take(self, found: np.ndarray, d: int) -> None:
+        self.free_a[found] = False
+        self.free_b[found + d] = False
+
+    def good(self, span: np.ndarray, d: "np.ndarray | int") -> Tuple[np.ndarray, np.ndarray]:
+        """``(good, both free)`` for positions ``span`` (before side) on diagonal(s) ``d``: equal
+        lines, both free or already paired with each other (or an Op line on both sides), and,
+        if free, no input paired with something else than the other's input at its position
+        (a run does not run past a pair made otherwise)."""
+        other = span + d
+        both_free = self.free_a[span] & self.free_b[other]
+        on = self.at[span] == other
+        good = (self.ka[span] == self.kb[other]) & (both_free | on | (self.op_a[span] & self.op_b[other]))
+        check = np.flatnonzero(good & both_free)
+        if len(check):
+            good[check[self.conflicts(self.topo_a[span[check]], self.topo_b[other[check]])]] = False
+        return good, both_free
+
+    def consistent(self, xs: np.ndarray, ys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """The pairs ``(xs[i], ys[i])`` found by runs on several diagonals that agree with each
+        other: the first claim of each node, less the pairs whose inputs the others pair
+        otherwise (two runs meeting around a repeated block must not mix their readings)."""
+        _, first_x = np.unique(xs, return_index=True)
+        keep = np.zeros(len(xs), dtype=bool)
+        keep[first_x] = True
+        _, first_y = np.unique(ys, return_index=True)
+        once_y = np.zeros(len(xs), dtype=bool)
+        once_y[first_y] = True
+        keep &= once_y
+        xs, ys = xs[keep], ys[keep]
+        saved = self.partner_a, self.partner_b
+        self.partner_a, self.partner_b = saved[0].copy(), saved[1].copy()
+        self.partner_a[xs], self.partner_b[ys] = ys, xs
+        ok = ~self.conflicts(xs, ys)
+        self.partner_a, self.partner_b = saved
+        return xs[ok], ys[ok]
+
+    def conflicts(self, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        """For node pairs of equal lines (so of equal input counts), whether an input of one is
+        paired with something else than the other's input at its position."""
+        lens_a, starts_a, flat_a = self.inputs_a
+        starts_b, flat_b = self.inputs_b[1], self.inputs_b[2]
+        count = lens_a[xs]
+        total = int(count.sum())
+        if not total:
+            return np.zeros(len(xs), dtype=bool)
+        offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+        ex = flat_a[np.repeat(starts_a[xs], count) + offset]
+        ey = flat_b[np.repeat(starts_b[ys], count) + offset]
+        pa, pb = self.partner_a[ex], self.partner_b[ey]
+        bad = ((pa >= 0) & (pa != ey)) | ((pb >= 0) & (pb != ex))
+        return np.bincount(np.repeat(np.arange(len(xs)), count), weights=bad, minlength=len(xs)) > 0
+
+    def runs_on(self, d: int, lo: int, hi: int) -> np.ndarray:
+        """Positions (before side) of the free nodes of the runs of good lines on diagonal
+        ``d`` that hold a pair of that diagonal. An Op line (an operator's first use) is part
+        of a run when it is on both sides, never paired by it."""
+        span = np.arange(lo, hi)
+        good, both_free = self.good(span, d)
+        run = np.cumsum(~good)
+        anchored = np.zeros(int(run[-1]) + 1, dtype=bool)
+        anchored[run[good & (self.at[span] == span + d)]] = True
+        return span[good & anchored[run] & both_free]
+
+    def runs_near(self, anchors: np.ndarray, diagonal: np.ndarray, chosen: np.ndarray
+                  ) -> Tuple[np.ndarray, np.ndarray]:
+        """As :meth:`runs_on` for the diagonals of few pairs: every stretch of consecutive
+        pairs (``anchors[chosen]``, sorted by diagonal then position) is extended both ways,
+        all stretches a step at a time together, the few that go far a chunk at a time.
+        Returns the positions found (before side) and their diagonals."""
+        position, shift = anchors[chosen], diagonal[chosen]
+        new = np.ones(len(position), dtype=bool)
+        new[1:] = (shift[1:] != shift[:-1]) | (position[1:] != position[:-1] + 1)
+        last = np.ones(len(position), dtype=bool)
+        last[:-1] = new[1:]
+        at = np.concatenate([position[new] - 1, position[last] + 1])
+        d = np.concatenate([shift[new], shift[last]])
+        step = np.concatenate([np.full(int(new.sum()), -1), np.full(int(last.sum()), 1)])
+        na, nb = self.na, self.nb
+        found_at: List[np.ndarray] = []
+        found_d: List[np.ndarray] = []
+        for _ in range(_CHUNK):
+            inside = (at >= 0) & (at < na) & (at + d >= 0) & (at + d < nb)
+            at, d, step = at[inside], d[inside], step[inside]
+            good, both_free = self.good(at, d)
+            take = good & both_free
+            found_at.append(at[take])
+            found_d.append(d[take])
+            at, d, step = at[good] + step[good], d[good], step[good]
+            if not len(at):
                 break
-            both_free = free_a[span] & free_b[span + dd]
-            good = (ka[span] == kb[span + dd]) & (both_free | (op_a[span] & op_b[span + dd]))
-            bad = np.flatnonzero(~good)
-            end = int(bad[0]) if len(bad) else len(span)
-            found_at.append(span[:end][both_free[:end]])
-            found_d.append(np.full(int(both_free[:end].sum()), dd))
-            if end < len(span):
-                break
-            i = stop
-    if not found_at:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return np.concatenate(found_at).astype(np.int64), np.concatenate(found_d).astype(np.int64)
+        for i, dd, st in zip(at.tolist(), d.tolist(), step.tolist()):  # the long stretches
+            while 0 <= i < na and 0 <= i + dd < nb:
+                stop = max(max(0, -dd) - 1, i - _CHUNK) if st < 0 else min(min(na, nb - dd), i + _CHUNK)
+                span = np.arange(i, stop, st)
+                if not len(span):
+                    break
+                good, both_free = self.good(span, dd)
+                bad = np.flatnonzero(~good)
+                end = int(bad[0]) if len(bad) else len(span)
+                found_at.append(span[:end][both_free[:end]])
+                found_d.append(np.full(int(both_free[:end].sum()), dd))
+                if end < len(span):
+                    break
+                i = stop
+        if not found_at:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(found_at).astype(np.int64), np.concatenate(found_d).astype(np.int64)

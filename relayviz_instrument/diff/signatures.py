@@ -164,14 +164,16 @@ class Labels:
             codes[r] = codes_of(raw)
         l0, l1, l2, l3 = (list(tier) for tier in zip(*codes)) if n else ([], [], [], [])
         self.tiers: Tuple[List[int], List[int], List[int], List[int]] = (l0, l1, l2, l3)
-        self.signature: List[int] = _signatures(view, l3)
+        #: Parameters told apart by their position in their function's list, not their name.
+        self.positional: Dict[int, int] = _positional_params(view)
+        self.signature: List[int] = _signatures(view, l3, self.positional)
 
 
-def _signatures(view: CanonicalGraph, l3: List[int]) -> List[int]:
+def _signatures(view: CanonicalGraph, l3: List[int], positional: Dict[int, int]) -> List[int]:
     """Tier-3 signatures of every node, inputs first; see the module's docstring."""
     n = view.size
     sig = list(l3)  # a leaf's signature is its label
-    for param, index in _positional_params(view).items():
+    for param, index in positional.items():
         sig[param] = hash((l3[param], "parameter", index))
     inputs = view.inputs
     for r in view.topo:
