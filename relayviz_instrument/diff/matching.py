@@ -283,7 +283,11 @@ class _Matcher:
         self.runs_done = self.count
         A, B = self.A, self.B
         if self.lines is None:
-            self.lines = _Lines(self.ia, self.ib, A.op_mask(), B.op_mask())
+            # Op nodes, and parameters known by position alone, are not paired by runs.
+            skip_a, skip_b = A.op_mask().copy(), B.op_mask().copy()
+            skip_a[list(self.ia.labels.positional)] = True
+            skip_b[list(self.ib.labels.positional)] = True
+            self.lines = _Lines(self.ia, self.ib, skip_a, skip_b)
         lines = self.lines
         lines.update(A.partners(self.count), B.partners(self.count))
         anchors = np.flatnonzero((lines.at >= 0) & ~lines.op_a)
@@ -482,8 +486,9 @@ class _Matcher:
 
     def consider(self, x: int, y: int, final: bool = False) -> None:
         """Pair ``x`` with ``y`` if no other candidate of either agrees as well with its paired
-        neighbours. With the pair as their only common neighbour, they wait in the queue
-        (``final``: they have waited). Equally good candidates wait as a group."""
+        neighbours. With one neighbour in common, they wait in the queue (``final``: they have
+        waited), and only if their attributes are equal or their users alike. Equally good
+        candidates wait as a group."""
         A, B = self.A, self.B
         score = self.score(A, x, y)
         rivals_b: List[int] = []
@@ -493,7 +498,12 @@ class _Matcher:
         if rivals_a or rivals_b:
             self.groups.append(([x] + rivals_a, [y] + rivals_b))
             return
-        if final or score[0] or score[1] >= 2:
+        if score[0] or score[1] >= 2:
+            self.pair(x, y)
+            return
+        if not (score[5] or self.used_alike(x, y)):
+            return  # one neighbour in common, other attributes, other users: not enough
+        if final:
             self.pair(x, y)
             return
         level = 2 * score[3] + score[4] + score[5]
@@ -805,8 +815,9 @@ class _Matcher:
         for _, sig in common:
             members_a = [a for a in groups_a[sig] if A.partner[a] < 0]
             members_b = [b for b in groups_b[sig] if B.partner[b] < 0]
-            if len(members_a) == 1 and len(members_b) == 1 and (
-                    tier == 3 or self.related(members_a[0], members_b[0])):
+            if len(members_a) == 1 and len(members_b) == 1 and (tier == 3 or self.related(members_a[0], members_b[0]) and (
+                    tier >= 1 or A.tiers[1][members_a[0]] == B.tiers[1][members_b[0]]
+                    or self.used_alike(members_a[0], members_b[0]))):
                 self.pair_residual(members_a[0], members_b[0], ra, rb)
             elif members_a and members_b:
                 self.groups.append((members_a, members_b))
@@ -881,6 +892,8 @@ class _Matcher:
             for i, j in align([A.l0[x] for x in xs], [B.l0[y] for y in ys]):
                 x, y = xs[i], ys[j]
                 if _bordered(A, x) and _bordered(B, y) and not self.agreement(A, x, y):
+                    continue
+                if A.tiers[1][x] != B.tiers[1][y] and not self.used_alike(x, y):
                     continue
                 self.pair(x, y)
 
