@@ -475,7 +475,7 @@ class _Matcher:
         if A.sig[x] == B.sig[y]:
             self.walk(x, y)
             return
-        if A.users.count(x) == 1 and B.users.count(y) == 1:
+        if A.users.count(x) == 1 and B.users.count(y) == 1 and A.tiers[2][x] == B.tiers[2][y]:
             # Read by the pair alone on both sides: nothing else can claim them, unless an
             # input already paired says otherwise.
             pa, pb = A.partner, B.partner
@@ -501,8 +501,8 @@ class _Matcher:
         if score[0] or score[1] >= 2:
             self.pair(x, y)
             return
-        if not (score[5] or self.used_alike(x, y)):
-            return  # one neighbour in common, other attributes, other users: not enough
+        if not (score[4] and (score[5] or self.used_alike(x, y))):
+            return  # one neighbour in common, another type, or other attributes and users: not enough
         if final:
             self.pair(x, y)
             return
