@@ -44,6 +44,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import numpy as np
 
 from .align import align
+from .blocks import relative_pairs, spine_blocks
 from .components import components
 from .index import IndexedDocument
 from .signatures import residual_signatures
@@ -149,6 +150,7 @@ class _Matcher:
             return
         self.anchor()
         self.exact()
+        self.align_blocks()
         self.queue = []  # propagation starts from the frontier, once runs have paired the bulk
         self.settle()
         for tier in (3, 2, 1, 0):
@@ -246,6 +248,21 @@ class _Matcher:
             if A.partner[f] >= 0 and f not in A.graph.inlined:
                 self.pair_params(f, A.partner[f], rest=True)
 
+    def align_blocks(self) -> None:
+        """Where parameters have no names to tell them apart, align the two main chains block
+        by block (:mod:`.blocks`) and pair the blocks that align, node by node: a block
+        deleted from a run of alike blocks reads as deleted, not as its neighbours shifted."""
+        if not (self.ia.labels.positional or self.ib.labels.positional):
+            return
+        ba, bb = spine_blocks(self.ia), spine_blocks(self.ib)
+        if ba is None or bb is None:
+            return
+        for i, j in align(ba.keys, bb.keys):
+            a, b = ba.exits[i], bb.exits[j]
+            entry_a, entry_b = (ba.exits[i - 1] if i else -1), (bb.exits[j - 1] if j else -1)
+            for x, y in relative_pairs(self.ia, self.ib, a, b, entry_a, entry_b, ba.owner, bb.owner):
+                self.pair(x, y)
+
     def exact(self) -> None:
         """Nodes whose signature occurs once on each side: the roots of identical sub-graphs,
         paired at once (what lies below them is paired by the runs and propagation)."""
@@ -313,9 +330,12 @@ class _Matcher:
             taken.append(found)
             shifts.append(np.full(len(found), d, dtype=np.int64))
         if sparse:
-            found, shift = lines.runs_near(anchors, diagonal, np.concatenate(sparse))
-            taken.append(found)
-            shifts.append(shift)
+            found, shift, upward = lines.runs_near(anchors, diagonal, np.concatenate(sparse))
+            # Where two runs claim a node, the one that came up from a pair below it wins:
+            # a node is what it computes from more than who reads it.
+            order = np.argsort(~upward, kind="stable")
+            taken.append(found[order])
+            shifts.append(shift[order])
         if taken:
             found, shift = np.concatenate(taken), np.concatenate(shifts)
             xs, ys = lines.consistent(lines.topo_a[found], lines.topo_b[found + shift])
@@ -512,12 +532,11 @@ class _Matcher:
 
     def score(self, s: _Side, x: int, y: int) -> Tuple[int, int, int, int, int, int]:
         """How alike ``x`` (of ``s``) and ``y`` are: equal signatures, paired neighbours in
-        common (and of those, inputs that neither reads with others: its own weight says more
-        than the activation its siblings read too), inputs of equal operators, equal types,
-        attributes."""
+        common (then inputs in common, see :meth:`inputs_agreeing`), inputs of equal operators,
+        equal types, attributes."""
         o = s.other
         l0, ol0 = s.l0, o.l0
-        return (int(s.sig[x] == o.sig[y]), self.agreement(s, x, y), self.own_inputs_agreeing(s, x, y),
+        return (int(s.sig[x] == o.sig[y]), self.agreement(s, x, y), self.inputs_agreeing(s, x, y),
                 int([l0[i] for i in s.inputs[x]] == [ol0[j] for j in o.inputs[y]]),
                 int(s.tiers[2][x] == o.tiers[2][y]), int(s.tiers[1][x] == o.tiers[1][y]))
 
@@ -542,12 +561,15 @@ class _Matcher:
         return count
 
     @staticmethod
-    def own_inputs_agreeing(s: _Side, x: int, y: int) -> int:
-        """Paired inputs in common that only ``x`` reads, and only ``y``."""
+    def inputs_agreeing(s: _Side, x: int, y: int) -> int:
+        """Paired inputs in common, position by position, twice those that only ``x`` reads and
+        only ``y``: of two readings that agree as much, the one that keeps what a node computes
+        from wins over the one that keeps who reads it, and a node's own weight says more than
+        the activation its siblings read too."""
         o = s.other
         partner, mine, theirs = s.partner, s.users, o.users
-        return sum(1 for i, j in zip(s.inputs[x], o.inputs[y])
-                   if partner[i] == j and mine.count(i) == 1 and theirs.count(j) == 1)
+        return sum(1 + (mine.count(i) == 1 and theirs.count(j) == 1)
+                   for i, j in zip(s.inputs[x], o.inputs[y]) if partner[i] == j)
 
     def candidates(self, s: _Side, x: int) -> List[int]:
         """Unpaired nodes of the other side with ``x``'s label that read a partner of one of
@@ -1119,51 +1141,61 @@ class _Lines:
         span = np.arange(lo, hi)
         good, both_free = self.good(span, d)
         run = np.cumsum(~good)
-        anchored = np.zeros(int(run[-1]) + 1, dtype=bool)
-        anchored[run[good & (self.at[span] == span + d)]] = True
-        return span[good & anchored[run] & both_free]
+        first = np.full(int(run[-1]) + 1, hi, dtype=np.int64)  # each run's lowest pair
+        pairs = good & (self.at[span] == span + d)
+        np.minimum.at(first, run[pairs], span[pairs])
+        return span[good & (span > first[run]) & both_free]
 
     def runs_near(self, anchors: np.ndarray, diagonal: np.ndarray, chosen: np.ndarray
-                  ) -> Tuple[np.ndarray, np.ndarray]:
+                  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """As :meth:`runs_on` for the diagonals of few pairs: every stretch of consecutive
         pairs (``anchors[chosen]``, sorted by diagonal then position) is extended both ways,
         all stretches a step at a time together, the few that go far a chunk at a time.
-        Returns the positions found (before side) and their diagonals."""
+        Returns the positions found (before side), their diagonals, and whether each was
+        reached going up (from a pair below it)."""
         position, shift = anchors[chosen], diagonal[chosen]
         new = np.ones(len(position), dtype=bool)
         new[1:] = (shift[1:] != shift[:-1]) | (position[1:] != position[:-1] + 1)
         last = np.ones(len(position), dtype=bool)
         last[:-1] = new[1:]
-        at = np.concatenate([position[new] - 1, position[last] + 1])
-        d = np.concatenate([shift[new], shift[last]])
-        step = np.concatenate([np.full(int(new.sum()), -1), np.full(int(last.sum()), 1)])
+        at = position[last] + 1
+        d = shift[last]
+        step = np.ones(len(at), dtype=np.int64)
         na, nb = self.na, self.nb
         found_at: List[np.ndarray] = []
         found_d: List[np.ndarray] = []
+        found_up: List[np.ndarray] = []
         for _ in range(_CHUNK):
             inside = (at >= 0) & (at < na) & (at + d >= 0) & (at + d < nb)
             at, d, step = at[inside], d[inside], step[inside]
             good, both_free = self.good(at, d)
+            good &= self.at[at] < 0  # a stretch ends at the next pair (the stretch above it goes on)
             take = good & both_free
             found_at.append(at[take])
             found_d.append(d[take])
+            found_up.append(step[take] > 0)
             at, d, step = at[good] + step[good], d[good], step[good]
             if not len(at):
                 break
         for i, dd, st in zip(at.tolist(), d.tolist(), step.tolist()):  # the long stretches
+            chunk = _CHUNK
             while 0 <= i < na and 0 <= i + dd < nb:
-                stop = max(max(0, -dd) - 1, i - _CHUNK) if st < 0 else min(min(na, nb - dd), i + _CHUNK)
+                chunk *= 2  # chunks doubling: a stretch of n lines takes log(n) of them
+                stop = max(max(0, -dd) - 1, i - chunk) if st < 0 else min(min(na, nb - dd), i + chunk)
                 span = np.arange(i, stop, st)
                 if not len(span):
                     break
                 good, both_free = self.good(span, dd)
+                good &= self.at[span] < 0
                 bad = np.flatnonzero(~good)
                 end = int(bad[0]) if len(bad) else len(span)
                 found_at.append(span[:end][both_free[:end]])
                 found_d.append(np.full(int(both_free[:end].sum()), dd))
+                found_up.append(np.full(int(both_free[:end].sum()), st > 0))
                 if end < len(span):
                     break
                 i = stop
         if not found_at:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        return np.concatenate(found_at).astype(np.int64), np.concatenate(found_d).astype(np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+        return (np.concatenate(found_at).astype(np.int64), np.concatenate(found_d).astype(np.int64),
+                np.concatenate(found_up).astype(bool))
