@@ -404,9 +404,11 @@ def _edit_duplicate(graph: Graph, rng: random.Random, new_weights: bool) -> bool
         if uid in leaves:
             if node["node_kind"] == "Var":
                 node["name"] = f"{node['name']}.copy"
-            else:
+            elif isinstance(node["value"], dict):
                 node["value"] = {"array_shape": node["value"]["array_shape"],
                                  "digest": f"sha256:{rng.getrandbits(128):032x}"}
+            else:
+                node["value"] = rng.random()
         graph.nodes[new] = node
     for user, field, pos in outside:
         graph.set_ref(user, field, pos, copies[exit_])
@@ -470,14 +472,15 @@ def _blocks(graph: Graph) -> List[Tuple[int, int, set, set]]:
             order.append(node)
     if data not in seen:
         return []
-    users: Dict[int, List[int]] = {uid: [] for uid in seen}
-    for uid in seen:
-        for t in refs[uid]:
+    users: Dict[int, List[int]] = {uid: [] for uid in graph.nodes}
+    for uid in graph.nodes:
+        for _, _, t in graph.refs(uid):
             users[t].append(uid)
     parent, depth = {body: body}, {body: 0}
     for uid in reversed(order[:-1]):  # users first
-        up = users[uid][0]
-        for other in users[uid][1:]:
+        mine = [u for u in users[uid] if u in seen]
+        up = mine[0]
+        for other in mine[1:]:
             while up != other:  # the closest common dominator
                 if depth[up] < depth[other]:
                     other = parent[other]
@@ -499,7 +502,10 @@ def _blocks(graph: Graph) -> List[Tuple[int, int, set, set]]:
                 continue
             below.add(uid)
             walk.extend(refs[uid])
-        own = {uid for uid in below if uid == exit_ or all(u in below for u in users[uid])}
+        own = {exit_}
+        for uid in reversed(order):  # users first: a node is the block's own when all its users are
+            if uid in below and uid != exit_ and users[uid] and all(u in own for u in users[uid]):
+                own.add(uid)
         leaves = {uid for uid in own if graph.nodes[uid]["node_kind"] in ("Var", "Const") and uid != data}
         own -= leaves
         if 2 <= len(own) <= 40 and all(graph.nodes[uid]["node_kind"] != "Function" for uid in own):
@@ -690,3 +696,45 @@ def _document_users(doc: Dict[str, Any]) -> List[List[Tuple[int, str, Any]]]:
         for field, pos, target in labelled_references(node):
             users[target].append((i, field, pos))
     return users
+
+
+#: Right pairs, pairs found, true pairs found, true pairs, and diffs that imply more edits
+#: than the truth, summed over a corpus.
+Tally = List[int]
+
+
+def accuracy_corpus(sources: Mapping[str, Callable[[random.Random], Graph]], seeds: Sequence[int],
+                    edits: int = 3) -> Dict[Tuple[str, str, str], Tally]:
+    """Diff every source with ``edits`` edits of each kind (and of mixed kinds), with named and
+    with anonymous variables, for each seed; tally :func:`accuracy` by (source, kind, naming)."""
+    from editscript import edit_script  # (a test oracle, next to this module)
+    from relayviz_instrument.diff import diff
+
+    tallies: Dict[Tuple[str, str, str], Tally] = {}
+    for name, make in sources.items():
+        for kind in EDIT_KINDS + ("mixed",):
+            for anonymous in (False, True):
+                for seed in seeds:
+                    rng = random.Random(seed)
+                    before = make(rng)
+                    after = before.copy()
+                    mutate(after, rng, edits, EDIT_KINDS if kind == "mixed" else [kind])
+                    (a, ids_a), (b, ids_b) = before.render(rng, anonymous), after.render(rng, anonymous)
+                    result = diff(a, b)
+                    counts = accuracy(a, b, ids_a, ids_b, result.mapping)
+                    longer = len(edit_script(a, b, result)) > len(edit_script(a, b, true_pairing(ids_a, ids_b)))
+                    tally = tallies.setdefault((name, kind, "anonymous" if anonymous else "named"), [0] * 5)
+                    for i, count in enumerate(counts + (int(longer),)):
+                        tally[i] += count
+    return tallies
+
+
+def accuracy_rows(tallies: Mapping[Tuple[str, str, str], Tally], by: Callable[[Tuple[str, str, str]], Any]
+                  ) -> List[Tuple[Any, float, float, int]]:
+    """``(group, precision, recall, diffs longer than the truth)`` of the tallies grouped by ``by``."""
+    groups: Dict[Any, Tally] = {}
+    for key, tally in tallies.items():
+        total = groups.setdefault(by(key), [0] * 5)
+        for i, count in enumerate(tally):
+            total[i] += count
+    return [(group, t[0] / t[1], t[2] / t[3], t[4]) for group, t in groups.items()]
