@@ -149,8 +149,8 @@ class _Matcher:
         if self.identical():
             return
         self.anchor()
-        self.exact()
         self.align_blocks()
+        self.exact()
         self.queue = []  # propagation starts from the frontier, once runs have paired the bulk
         self.settle()
         for tier in (3, 2, 1, 0):
