@@ -30,7 +30,7 @@ from .changes import describe, function_role
 from .components import components
 from .model import Hunk, NodeMatch
 from .signatures import Labels
-from .view import VARIADIC_KINDS, CanonicalGraph as GraphView
+from .view import VARIADIC_KINDS, CanonicalGraph
 
 __all__ = ["build_hunks"]
 
@@ -51,7 +51,7 @@ class _Draft:
         self.function: Optional[int] = None  # the new (gone) function of a wrapped (unwrapped) hunk
 
 
-def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2a: Sequence[int],
+def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequence[int], b2a: Sequence[int],
                 matches: Mapping[int, NodeMatch]) -> List[Hunk]:
     """The hunks of a diff, in the order of the after document.
 
@@ -167,11 +167,11 @@ def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2
     return [h for _, h in hunks]
 
 
-def _ops(view: GraphView) -> np.ndarray:
+def _ops(view: CanonicalGraph) -> np.ndarray:
     return np.fromiter((k == "Op" for k in view.kind), dtype=bool, count=view.size)
 
 
-def _linked(view: GraphView, free: np.ndarray, offset: int) -> Tuple[np.ndarray, np.ndarray]:
+def _linked(view: CanonicalGraph, free: np.ndarray, offset: int) -> Tuple[np.ndarray, np.ndarray]:
     """Edges between two free nodes: an input, or a literal reference (a region is connected
     in the document as written)."""
     us, vs = [], []
@@ -183,7 +183,7 @@ def _linked(view: GraphView, free: np.ndarray, offset: int) -> Tuple[np.ndarray,
     return np.concatenate(us), np.concatenate(vs)
 
 
-def _slots(view: GraphView, partner: np.ndarray, free: np.ndarray, width: int) -> Tuple[np.ndarray, np.ndarray]:
+def _slots(view: CanonicalGraph, partner: np.ndarray, free: np.ndarray, width: int) -> Tuple[np.ndarray, np.ndarray]:
     """``(free node, slot key)`` for every input edge from a free node into a paired user: the
     user's before rank and the input position (-1 for a variadic user) as one integer."""
     lengths, starts, flat = view.input_arrays
@@ -196,7 +196,7 @@ def _slots(view: GraphView, partner: np.ndarray, free: np.ndarray, width: int) -
     return node, owner * width + position + 1
 
 
-def _same_slot(va: GraphView, vb: GraphView, part_a: np.ndarray, part_b: np.ndarray, free_a: np.ndarray,
+def _same_slot(va: CanonicalGraph, vb: CanonicalGraph, part_a: np.ndarray, part_b: np.ndarray, free_a: np.ndarray,
                free_b: np.ndarray, offset: int) -> Tuple[np.ndarray, np.ndarray]:
     """Edges between the free nodes (removed, and added + ``offset``) that feed one slot of one pair."""
     width = max(int(va.input_arrays[0].max(initial=0)), int(vb.input_arrays[0].max(initial=0))) + 2
@@ -211,7 +211,7 @@ def _same_slot(va: GraphView, vb: GraphView, part_a: np.ndarray, part_b: np.ndar
     return nodes[:-1][same], nodes[1:][same]
 
 
-def _next_region(view: GraphView, r: int, region_of: Dict[int, int]) -> Optional[int]:
+def _next_region(view: CanonicalGraph, r: int, region_of: Dict[int, int]) -> Optional[int]:
     for x in view.inputs[r]:
         if x in region_of:
             return region_of[x]
@@ -235,7 +235,7 @@ class _MatchedSignatures:
         return sig in self._made
 
 
-def _wrapped(view: GraphView, other: GraphView, partner: Sequence[int], taken: Set[int], taken_other: Set[int],
+def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int], taken: Set[int], taken_other: Set[int],
              kind: str, before_side: bool) -> List[_Draft]:
     """Hunks for the functions of ``view`` called once, absent from ``other``, holding paired nodes."""
     out = []
@@ -268,7 +268,7 @@ def _wrapped(view: GraphView, other: GraphView, partner: Sequence[int], taken: S
     return out
 
 
-def _classify(draft: _Draft, va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int],
+def _classify(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequence[int],
               b2a: Sequence[int], matched_sigs: "_MatchedSignatures") -> str:
     if draft.removed and draft.added:
         return "replaced"
@@ -288,7 +288,7 @@ def _classify(draft: _Draft, va: GraphView, vb: GraphView, la: Labels, a2b: Sequ
     return "changed"
 
 
-def _position(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int]) -> Tuple[int, int, int]:
+def _position(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int]) -> Tuple[int, int, int]:
     """Where a hunk sits in the after graph's data-flow order (removed-only hunks: at their users)."""
     pos_a, pos_b = va.position, vb.position
     if draft.moved:  # a function's parameters and call come early in the order: place it by its body
@@ -303,7 +303,7 @@ def _position(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int]) -
     return (vb.size, 2, first)
 
 
-def _names(view: GraphView, ranks: Iterable[int], calls_only: bool = False) -> str:
+def _names(view: CanonicalGraph, ranks: Iterable[int], calls_only: bool = False) -> str:
     counts: Dict[str, int] = {}
     # Calls first, in order; then the other kinds (constants, variables, tuples...).
     for r in sorted(ranks, key=lambda r: (view.kind[r] != "Call", view.position[r])):
@@ -317,14 +317,14 @@ def _names(view: GraphView, ranks: Iterable[int], calls_only: bool = False) -> s
     return "+".join(parts)
 
 
-def _function_phrase(view: GraphView, f: int) -> str:
+def _function_phrase(view: CanonicalGraph, f: int) -> str:
     role, name = function_role(view.nodes[f])
     if role == "Composite":
         return f"a Composite Function '{name}'"
     return "a primitive Function" if role == "Primitive" else "a Function"
 
 
-def _finish(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int],
+def _finish(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int],
             matches: Mapping[int, NodeMatch]) -> Hunk:
     kind = draft.kind
     if kind == "wrapped":

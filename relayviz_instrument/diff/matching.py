@@ -1,35 +1,41 @@
 """Pairing the nodes of two snapshots: a one-to-one mapping that survives duplicates.
 
-The matcher follows GumTree and XLA's hlo_diff, adapted to Relay's DAGs. Every step finds a
-node's candidates in an index (the users of its inputs' partners, the inputs of its users'
-partners, a signature table), never among all unpaired nodes of its label, so a diff costs
-time in proportion to the graphs, however many nodes look alike.
+The matcher follows GumTree and XLA's hlo_diff, adapted to Relay's DAGs, with a text diff's
+way of aligning runs of equal lines. Every step finds a node's candidates in an index (the
+users of its inputs' partners, the inputs of its users' partners, a table of signatures or of
+line keys), never among all unpaired nodes of its label, so a diff costs time in proportion
+to the graphs, however many nodes look alike.
 
 1. **Identical documents** (equal labels and references in canonical order) are paired in
    one comparison.
-2. **Anchors.** Global functions are paired by name, the ``root`` expressions, and parameters
-   by name, then the rest of each list in order (:func:`~.align.align`: an inserted
-   parameter is one gap, wherever its run of alike parameters begins).
-3. **Identical sub-graphs**: nodes whose signature occurs once on each side are paired with
-   everything below them, tallest first.
-4. **Propagation to a fixpoint** from the pairs next to unpaired nodes: inputs by position
-   (by alignment when their number differs; by signature first, so swapped arguments stay
-   with their pairs), users by operator and input position (by their paired inputs first,
-   so the users of a shared node pair with the users that read the same things). A candidate
-   is paired when nothing else agrees as well with its paired inputs and users; a pair that
-   only shares a slot waits in a queue tried when nothing surer is left; equally good
-   candidates wait as a group. Then propagation looks through up to three inserted or
-   deleted nodes (``expand_dims`` then ``layout_transform`` before an ``add``).
-5. **Residual signatures.** The nodes still unpaired are hashed again at tiers 3, 2, 1 and 0,
+2. **Anchors.** Global functions are paired by name, the ``root`` expressions, parameters
+   by name when the name is unique in both lists.
+3. **Blocks**, where parameters have no names to tell them apart: the two main chains are
+   aligned block by block (:mod:`.blocks`), and the blocks that align paired node by node.
+4. **Identical sub-graphs**: nodes whose signature occurs once on each side.
+5. **Runs** (:meth:`_Matcher.runs`): from each pair, the stretch of equal lines above it in
+   the two documents' topological orders (:func:`~.signatures.line_keys`), vectorized;
+   most of an edited graph is paired here.
+6. **Propagation to a fixpoint** from the pairs next to unpaired nodes: inputs by position
+   (by alignment when their number differs; by signature, else content, first, so swapped
+   arguments stay with their pairs), users by operator and input position (by content and
+   paired inputs first). A candidate is paired when nothing else agrees as well with its
+   paired inputs and users; a pair that only shares one neighbour waits in a queue tried
+   when nothing surer is left, and only if its type is equal and its attributes or users
+   alike; equally good candidates wait as a group. Then propagation looks through up to
+   three inserted or deleted nodes (``expand_dims`` then ``layout_transform`` before an
+   ``add``).
+7. **Residual signatures.** The nodes still unpaired are hashed again at tiers 3, 2, 1 and 0,
    where an input that is already paired counts as that pair: a unique residual signature
    pairs a node whose attributes, type or value changed between nodes that did not.
-6. **Regions.** Unpaired nodes form regions; a region of each side that borders the same
+8. **Regions.** Unpaired nodes form regions; a region of each side that borders the same
    pairs is aligned in data-flow order by operator (a ``nn.relu`` between two batch norms
    that SimplifyInference expanded).
-7. **Ties.** Groups that no neighbour separates are paired in canonical order; then a removed
-   node whose twin was paired takes the twin's place when more of the pair's users read it
-   (EliminateCommonSubexpr keeps the node most users already read).
-8. **Op nodes** follow their calls.
+9. **Parameters left**, in the order of their lists; **ties**: groups that no neighbour
+   separates are paired in canonical order; then a removed node whose twin was paired takes
+   the twin's place when more of the pair's users read it (EliminateCommonSubexpr keeps the
+   node most users already read).
+10. **Op nodes** follow their calls.
 
 Nodes of different tier-0 labels (kind and operator) are never paired. The two documents'
 sides are one :class:`_Side` each, and every step that looks from one side to the other is
@@ -1077,7 +1083,9 @@ class _Lines:
         """Take the pairs as they are now (partners by rank, -1: unpaired)."""
         self.partner_a, self.partner_b = partner_a, partner_b
         by_position = partner_a[self.topo_a]
-        self.at = np.where(by_position >= 0, self.pos_b[np.maximum(by_position, 0)], -1)  # partner's position
+        self.at = np.full(len(by_position), -1, dtype=np.int64)  # each partner's position
+        paired = by_position >= 0
+        self.at[paired] = self.pos_b[by_position[paired]]
         self.free_a = (by_position < 0) & ~self.op_a
         self.free_b = (partner_b[self.topo_b] < 0) & ~self.op_b
 

@@ -4,15 +4,8 @@ Not shipped: tests/test_diff_legacy.py diffs real traces with both engines. Do n
 
 Node-level diff of two RelayViz documents: a pure function, no rich, no I/O.
 
-One module per concern::
-
-    view.py        a document as a graph: canonical numbering, inputs, users, inlined functions
-    signatures.py  labels at four tiers and order-preserving structural signatures
-    matching.py    the one-to-one pairing of nodes (anchors, identical sub-graphs, propagation)
-    changes.py     what differs inside a pair; how a node is described
-    hunks.py       changes grouped into replaced / merged / wrapped / inserted / ... hunks
-    edits.py       an edit script that rebuilds the after document from the before one
-    model.py       the result: GraphDiff, NodeMatch, Hunk
+Its result model, field comparison and node descriptions are the package's (unchanged
+since); view, signatures, matching, pair comparison and hunks are the first engine's own.
 """
 
 from __future__ import annotations
@@ -25,7 +18,7 @@ from .changes import compare_pairs, describe
 
 from .hunks import build_hunks
 from .matching import match
-from .model import FieldChange, GraphDiff, Hunk, HunkGroup, NodeInfo, NodeMatch
+from relayviz_instrument.diff.model import GraphDiff
 from .signatures import Labels, SignatureTable
 from .view import GraphView
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
-import orjson
+from relayviz_instrument.diff.changes import describe, field_changes  # unchanged since
+from relayviz_instrument.diff.model import FieldChange, NodeMatch
 
-from .model import FieldChange, NodeInfo, NodeMatch
 from .signatures import Labels, compared_fields
 from .view import GraphView
 
-__all__ = ["compare_pairs", "field_changes", "describe", "type_text", "json_equal"]
+__all__ = ["compare_pairs", "describe"]
 
 
 def compare_pairs(va: GraphView, vb: GraphView, la: Labels, lb: Labels,
@@ -39,97 +39,3 @@ def compare_pairs(va: GraphView, vb: GraphView, la: Labels, lb: Labels,
                           inputs, moved)
         (changed if fields else rewired).append(match)
     return changed, rewired
-
-
-def json_equal(x: Any, y: Any) -> bool:
-    """JSON equality that keeps 1, 1.0 and true apart."""
-    if x is y:
-        return True
-    if type(x) is not type(y):
-        return False
-    if isinstance(x, (str, int, float)):
-        return x == y
-    return orjson.dumps(x, option=orjson.OPT_SORT_KEYS) == orjson.dumps(y, option=orjson.OPT_SORT_KEYS)
-
-
-def field_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[FieldChange, ...]:
-    """The fields that differ, sorted; attributes one by one (``attrs.strides``)."""
-    out: List[FieldChange] = []
-    for name in sorted(set(before) | set(after)):
-        old, new = before.get(name), after.get(name)
-        if json_equal(old, new):
-            continue
-        if name == "attrs" and isinstance(old, dict) and isinstance(new, dict):
-            for key in sorted(set(old) | set(new)):
-                if key not in old or key not in new or not json_equal(old[key], new[key]):
-                    out.append(FieldChange(f"attrs.{key}", old.get(key), new.get(key)))
-        else:
-            out.append(FieldChange(name, old, new))
-    return tuple(out)
-
-
-def type_text(ty: Any) -> str:
-    """A type in short form: ``float32[1, 64, 56, 56]``, ``(float32[3], int64)``, ``List[...]``."""
-    if not isinstance(ty, dict):
-        return ""
-    kind = ty.get("kind")
-    if kind is None:
-        shape = ty.get("shape") or []
-        dtype = str(ty.get("dtype", "?"))
-        return f"{dtype}[{', '.join(map(str, shape))}]" if shape else dtype
-    if kind == "tuple":
-        return "(" + ", ".join(type_text(f) for f in ty.get("fields", ())) + ")"
-    if kind == "func":
-        return "fn(" + ", ".join(type_text(p) for p in ty.get("params", ())) + ") -> " + type_text(ty.get("ret"))
-    if kind == "adt":
-        args = ty.get("args") or []
-        return str(ty.get("name")) + ("[" + ", ".join(type_text(a) for a in args) + "]" if args else "")
-    if kind == "typevar":
-        return str(ty.get("name"))
-    if kind == "ref":
-        return "ref(" + type_text(ty.get("value")) + ")"
-    return kind
-
-
-def describe(view: GraphView, r: int) -> NodeInfo:
-    """The operator or kind of node ``r``, what tells it apart, and its type."""
-    node, kind = view.nodes[r], view.kind[r]
-    op_name = view.op_name(r)
-    if op_name is not None:
-        return NodeInfo(kind, str(op_name), "", type_text(node.get("type")))
-    if kind == "Call":
-        callee = view.refs[r][0]
-        detail = ""
-        if view.kind[callee] == "GlobalVar":
-            detail = "@" + str(view.nodes[callee].get("name"))
-        elif view.kind[callee] == "Function":
-            detail = _function_text(view.nodes[callee])
-        return NodeInfo(kind, "Call", detail, type_text(node.get("type")))
-    if kind == "Var":
-        ty = node.get("type") or ({"dtype": node["dtype"], "shape": node.get("shape", [])} if "dtype" in node else None)
-        return NodeInfo(kind, "Var", "%" + str(node.get("name")), type_text(ty))
-    if kind == "Const":
-        value = node.get("value")
-        shape = value.get("array_shape") if isinstance(value, dict) else []
-        return NodeInfo(kind, "Const", "", type_text({"dtype": node.get("dtype"), "shape": shape}))
-    if kind == "Function":
-        return NodeInfo(kind, "Function", _function_text(node), type_text(node.get("ret_type")))
-    if kind in ("Op", "GlobalVar", "PrimFunc", "Constructor"):
-        prefix = "@" if kind in ("GlobalVar", "PrimFunc") else ""
-        return NodeInfo(kind, kind, prefix + str(node.get("name")))
-    if kind == "TupleGetItem":
-        return NodeInfo(kind, kind, f".{node.get('index')}", type_text(node.get("type")))
-    if kind == "Opaque":
-        return NodeInfo(kind, kind, str(node.get("type_key")))
-    return NodeInfo(kind, kind, "", type_text(node.get("type")))
-
-
-def _function_text(node: Mapping[str, Any]) -> str:
-    attrs = node.get("attrs") or {}
-    if attrs.get("Composite"):
-        return f"Composite={attrs['Composite']}"
-    if attrs.get("Primitive"):
-        return "Primitive"
-    if attrs.get("Compiler"):
-        return f"Compiler={attrs['Compiler']}"
-    return ""

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .changes import describe
-from .model import Hunk, NodeMatch
+from relayviz_instrument.diff.model import Hunk, NodeMatch
 from .signatures import Labels
 from .view import VARIADIC_KINDS, GraphView
 
