@@ -20,17 +20,18 @@ __all__ = ["align"]
 _CELLS = 4096
 
 
-def align(xs: Sequence[Hashable], ys: Sequence[Hashable]) -> List[Tuple[int, int]]:
+def align(xs: Sequence[Hashable], ys: Sequence[Hashable], cells: int = _CELLS) -> List[Tuple[int, int]]:
     """Index pairs ``(i, j)`` with ``xs[i] == ys[j]``, increasing in both, of a long common
-    subsequence of ``xs`` and ``ys`` (the longest when the lists are short)."""
+    subsequence of ``xs`` and ``ys`` (the longest when the lists are short). Gaps of more
+    than ``cells`` cells (``cells=0``: every gap) are aligned by unique keys only."""
     out: List[Tuple[int, int]] = []
-    _gap(xs, ys, 0, len(xs), 0, len(ys), out)
+    _gap(xs, ys, 0, len(xs), 0, len(ys), out, cells)
     out.sort()
     return out
 
 
 def _gap(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: int, j1: int,
-         out: List[Tuple[int, int]]) -> None:
+         out: List[Tuple[int, int]], cells: int) -> None:
     while i0 < i1 and j0 < j1 and xs[i0] == ys[j0]:
         out.append((i0, j0))
         i0 += 1
@@ -41,16 +42,16 @@ def _gap(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: i
         out.append((i1, j1))
     if i0 == i1 or j0 == j1:
         return
-    if (i1 - i0) * (j1 - j0) <= _CELLS:
+    if (i1 - i0) * (j1 - j0) <= cells:
         _table(xs, ys, i0, i1, j0, j1, out)
         return
     anchors = _anchors(xs, ys, i0, i1, j0, j1)
     for i, j in anchors:
-        _gap(xs, ys, i0, i, j0, j, out)
+        _gap(xs, ys, i0, i, j0, j, out, cells)
         out.append((i, j))
         i0, j0 = i + 1, j + 1
     if anchors:
-        _gap(xs, ys, i0, i1, j0, j1, out)
+        _gap(xs, ys, i0, i1, j0, j1, out, cells)
 
 
 def _anchors(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: int, j1: int

@@ -263,7 +263,7 @@ class _Matcher:
         ba, bb = spine_blocks(self.ia), spine_blocks(self.ib)
         if ba is None or bb is None:
             return
-        for i, j in align(ba.keys, bb.keys):
+        for i, j in align(ba.keys, bb.keys, cells=0):  # where it is sure: runs and unique blocks
             a, b = ba.exits[i], bb.exits[j]
             entry_a, entry_b = (ba.exits[i - 1] if i else -1), (bb.exits[j - 1] if j else -1)
             for x, y in relative_pairs(self.ia, self.ib, a, b, entry_a, entry_b, ba.owner, bb.owner):
