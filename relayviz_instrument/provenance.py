@@ -26,7 +26,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequ
 from .diff import GraphDiff, Hunk, NodeInfo, NodeMatch
 from .diff.changes import describe
 from .diff.model import FieldChange
-from .diff.view import GraphView
+from .diff.view import CanonicalGraph
 from .pass_diffs import PassDiffs
 from .errors import RelayVizError
 from .pipeline import pipeline_events
@@ -223,7 +223,7 @@ class Provenance:
         self.refs: Tuple[str, ...] = tuple(refs)
         self._spans = spans
         self._index: Dict[int, _StepIndex] = {}
-        self._views: Dict[int, GraphView] = {}
+        self._views: Dict[int, CanonicalGraph] = {}
         self._roots: Dict[NodeKey, FrozenSet[int]] = {}
 
     # -- snapshots ------------------------------------------------------------------------------
@@ -252,11 +252,11 @@ class Provenance:
         with, if it ran on the pipeline's module (else ``None``)."""
         return self._spans.get(record_index)
 
-    def view(self, position: int) -> GraphView:
+    def view(self, position: int) -> CanonicalGraph:
         """The snapshot at ``position`` as a graph (for descriptions)."""
         view = self._views.get(position)
         if view is None:
-            view = self._views[position] = GraphView(self.document(position))
+            view = self._views[position] = CanonicalGraph(self.document(position))
         return view
 
     def info(self, key: NodeKey) -> NodeInfo:

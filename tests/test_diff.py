@@ -13,8 +13,9 @@ import pytest
 
 import relayviz_instrument
 from diffgraphs import T4, T8, DocumentBuilder as Builder
-from relayviz_instrument.diff import FieldChange, GraphDiff, apply_edits, diff, edit_script
-from relayviz_instrument.diff.view import GraphView
+from editscript import apply_edits, edit_script
+from relayviz_instrument.diff import FieldChange, GraphDiff, diff
+from relayviz_instrument.diff.view import CanonicalGraph
 from relayviz_instrument.format import labelled_references, references, validate
 
 
@@ -381,7 +382,7 @@ def test_fast_references_agree_with_the_format(fused_resnet_doc: Dict[str, Any])
 
 
 def test_view_inlines_each_fused_function(fused_resnet_doc: Dict[str, Any]) -> None:
-    view = GraphView(fused_resnet_doc)
+    view = CanonicalGraph(fused_resnet_doc)
     functions = [r for r in range(view.size) if view.kind[r] == "Function" and r not in view.roots]
     assert functions and sorted(view.inlined) == functions
     for f, call in view.inlined.items():
@@ -390,3 +391,20 @@ def test_view_inlines_each_fused_function(fused_resnet_doc: Dict[str, Any]) -> N
             assert view.canon[param] == view.canon[arg]  # a parameter for its argument
     for r in view.topo:  # inputs come first, through the inlined functions too
         assert all(view.position[i] < view.position[r] for i in view.inputs[r])
+
+
+def test_documents_of_primfuncs_alone_and_an_empty_one() -> None:
+    def primfunc(name: str, digest: str) -> Dict[str, Any]:
+        return {"node_kind": "PrimFunc", "name": name, "digest": "sha256:" + digest * 32,
+                "signature": [{"name": "a", "dtype": "float32", "shape": [4]}]}
+
+    before = {"format": "relayviz", "version": [1, 1], "ir": "tir", "functions": {"f": 0, "g": 1},
+              "nodes": [primfunc("f", "0"), primfunc("g", "1")]}
+    after = {"format": "relayviz", "version": [1, 1], "ir": "tir", "functions": {"f": 0},
+             "nodes": [primfunc("f", "2")]}
+    result = diff(before, after)
+    assert [(m.before, m.after, [c.field for c in m.fields]) for m in result.changed] == [(0, 0, ["digest"])]
+    assert result.removed == (1,) and result.added == ()
+    empty = {"format": "relayviz", "version": [1, 1], "ir": "tir", "nodes": []}
+    assert diff(before, empty).removed == (0, 1)
+    assert diff(empty, empty).is_empty

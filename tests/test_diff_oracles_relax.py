@@ -20,7 +20,7 @@ from relayviz_instrument.serialize import serializer_for  # noqa: E402
 
 T = relax.transform
 #: Why Relax's wrapping passes are not "wrapped" hunks yet (see docs/format.md, Relax).
-GLOBAL_CALLS = ("diff/view.py GraphView._inline inlines a function only when a Call refers to its Function "
+GLOBAL_CALLS = ("diff/view.py CanonicalGraph._inline inlines a function only when a Call refers to its Function "
                 "node; Relax calls module functions through a GlobalVar (and PrimFuncs through call_tir's "
                 "first argument), so FuseOps/FuseTIR come out as added and removed functions")
 

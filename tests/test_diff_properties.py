@@ -1,8 +1,11 @@
 """Properties of the diff over generated graphs and real models (hypothesis).
 
 Graphs come from ``diffgraphs``: synthetic Relay-like models, and tvm.relay.testing models
-read back as graphs. Their node ids are shuffled, and known edits are applied, so each test
-knows which nodes are the same on both sides.
+read back as graphs. Their node ids are shuffled, known edits are applied (every kind the
+mutator makes, ambiguous ones included: insertions next to a node of the same operator,
+rewirings to one, neighbouring edits, repeated and deleted blocks), and variables are named
+alike or not, so each test knows which nodes are the same on both sides. How right the
+pairings are, per edit kind, is measured on a fixed corpus in ``test_diff_accuracy.py``.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from diffgraphs import Graph, mutate, synthetic
-from relayviz_instrument.diff import GraphDiff, apply_edits, diff, edit_script
+from diffgraphs import Graph, accuracy, mutate, synthetic, true_pairing
+from editscript import apply_edits, edit_script
+from relayviz_instrument.diff import GraphDiff, diff
 from relayviz_instrument.format import validate
 
 
@@ -35,6 +39,7 @@ def real_documents() -> List[Dict[str, Any]]:
 
 
 seeds = st.integers(min_value=0, max_value=2 ** 32 - 1)
+anonymous = st.booleans()
 sizes = st.integers(min_value=20, max_value=400)
 edit_counts = st.integers(min_value=1, max_value=8)
 
@@ -71,12 +76,13 @@ def edited_pair(seed: int, size: int, k: int, real: List[Dict[str, Any]], pick: 
     return before, after, done, rng
 
 
-@given(seed=seeds, size=sizes, pick=st.integers(min_value=0, max_value=4))
-def test_a_graph_against_itself_renumbered_is_empty(real_documents, seed: int, size: int, pick: int) -> None:
+@given(seed=seeds, size=sizes, pick=st.integers(min_value=0, max_value=4), anon=anonymous)
+def test_a_graph_against_itself_renumbered_is_empty(real_documents, seed: int, size: int, pick: int,
+                                                    anon: bool) -> None:
     graph = source(seed, size, real_documents, pick)
     rng = random.Random(seed)
-    doc, _ = graph.render()
-    shuffled, _ = graph.render(rng)
+    doc, _ = graph.render(anonymous=anon)
+    shuffled, _ = graph.render(rng, anonymous=anon)
     for other in (doc, shuffled):
         result = diff(doc, other)
         assert result.is_empty, result.summary
@@ -84,20 +90,21 @@ def test_a_graph_against_itself_renumbered_is_empty(real_documents, seed: int, s
         assert result.summary["unchanged"] == len(doc["nodes"]) and result.summary["hunks"] == []
 
 
-@given(seed=seeds, size=sizes, k=edit_counts, pick=st.integers(min_value=0, max_value=4))
-def test_the_result_does_not_depend_on_node_ids(real_documents, seed: int, size: int, k: int, pick: int) -> None:
+@given(seed=seeds, size=sizes, k=edit_counts, pick=st.integers(min_value=0, max_value=4), anon=anonymous)
+def test_the_result_does_not_depend_on_node_ids(real_documents, seed: int, size: int, k: int, pick: int,
+                                                anon: bool) -> None:
     before, after, _, rng = edited_pair(seed, size, k, real_documents, pick)
-    first = [before.render(rng), after.render(rng)]
-    second = [before.render(rng), after.render(rng)]
+    first = [before.render(rng, anon), after.render(rng, anon)]
+    second = [before.render(rng, anon), after.render(rng, anon)]
     results = [translated(diff(a, b), ids_a, ids_b) for (a, ids_a), (b, ids_b) in (first, second)]
     assert results[0] == results[1]
 
 
-@given(seed=seeds, size=sizes, k=edit_counts, pick=st.integers(min_value=0, max_value=4))
+@given(seed=seeds, size=sizes, k=edit_counts, pick=st.integers(min_value=0, max_value=4), anon=anonymous)
 def test_pairs_are_one_to_one_and_never_join_different_kinds_or_operators(
-        real_documents, seed: int, size: int, k: int, pick: int) -> None:
+        real_documents, seed: int, size: int, k: int, pick: int, anon: bool) -> None:
     before, after, _, rng = edited_pair(seed, size, k, real_documents, pick)
-    (a, _), (b, _) = before.render(rng), after.render(rng)
+    (a, _), (b, _) = before.render(rng, anon), after.render(rng, anon)
     result = diff(a, b)
     assert len(set(result.mapping.values())) == len(result.mapping)
     assert not set(result.mapping) & set(result.removed)
@@ -117,26 +124,25 @@ def test_pairs_are_one_to_one_and_never_join_different_kinds_or_operators(
         assert operator(a, x) == operator(b, y)
 
 
-@given(seed=seeds, size=sizes, k=edit_counts, pick=st.integers(min_value=0, max_value=4))
-def test_the_edit_script_rebuilds_the_after_graph(real_documents, seed: int, size: int, k: int, pick: int) -> None:
+@given(seed=seeds, size=sizes, k=edit_counts, pick=st.integers(min_value=0, max_value=4), anon=anonymous)
+def test_the_edit_script_rebuilds_the_after_graph(real_documents, seed: int, size: int, k: int, pick: int,
+                                                  anon: bool) -> None:
     before, after, _, rng = edited_pair(seed, size, k, real_documents, pick)
-    (a, _), (b, _) = before.render(rng), after.render(rng)
+    (a, _), (b, _) = before.render(rng, anon), after.render(rng, anon)
     validate(a)
     validate(b)
     result = diff(a, b)
     assert apply_edits(a, edit_script(a, b, result)) == b
 
 
-@given(seed=seeds, size=st.integers(min_value=100, max_value=600), k=edit_counts)
-def test_known_edits_are_found_with_high_precision_and_recall(seed: int, size: int, k: int) -> None:
+@given(seed=seeds, size=st.integers(min_value=100, max_value=600), k=edit_counts, anon=anonymous)
+def test_known_edits_are_found(seed: int, size: int, k: int, anon: bool) -> None:
+    """No edit, however ambiguous, throws the pairing far off: at least 90% of the pairs are
+    right on every example, and the edits the diff implies are at most twice the true ones
+    (the corpus of test_diff_accuracy.py measures how right, per kind of edit)."""
     before, after, done, rng = edited_pair(seed, size, k, [], 0)
-    (a, ids_a), (b, ids_b) = before.render(rng), after.render(rng)
+    (a, ids_a), (b, ids_b) = before.render(rng, anon), after.render(rng, anon)
     result = diff(a, b)
-    uid_a = {i: u for u, i in ids_a.items()}
-    uid_b = {i: u for u, i in ids_b.items()}
-    # Op nodes are labels of calls (shared by every call with the same attributes): not counted.
-    found = {(uid_a[x], uid_b[y]) for x, y in result.mapping.items() if a["nodes"][x]["node_kind"] != "Op"}
-    truth = {(u, u) for u, node in before.nodes.items() if u in after.nodes and node["node_kind"] != "Op"}
-    right = len(found & truth)
-    assert right / len(found) >= 0.99 and right / len(truth) >= 0.99, (done, sorted(found - truth))
-    assert len(edit_script(a, b, result)) <= 2 * len(done), done
+    right, found, recovered, truth = accuracy(a, b, ids_a, ids_b, result.mapping)
+    assert right / found >= 0.9 and recovered / truth >= 0.9, (done, right, found, recovered, truth)
+    assert len(edit_script(a, b, result)) <= 2 * len(edit_script(a, b, true_pairing(ids_a, ids_b))), done

@@ -14,7 +14,7 @@ import pytest
 
 from relayviz_instrument.cli import main
 from relayviz_instrument.diff import diff
-from relayviz_instrument.diff.view import GraphView
+from relayviz_instrument.diff.view import CanonicalGraph
 from relayviz_instrument.html_report import render_html_report, report_data, write_html_report
 from relayviz_instrument.html_report.graphs import STATUSES, pass_graph, snapshot_graph
 from relayviz_instrument.html_report.page import ASSETS
@@ -48,7 +48,7 @@ def by_name(graph: Dict[str, Any], name: str) -> List[int]:
 
 def test_snapshot_graph_draws_a_primitive_function_as_a_compound(fused: Dict[str, Any]) -> None:
     doc = fused["after"]
-    graph = snapshot_graph(GraphView(doc))
+    graph = snapshot_graph(CanonicalGraph(doc))
     nodes = graph["nodes"]
     assert len(nodes) == len(doc["nodes"])
     compounds = [i for i, n in enumerate(nodes) if n.get("c")]
@@ -76,7 +76,7 @@ def test_snapshot_graph_draws_a_primitive_function_as_a_compound(fused: Dict[str
 def test_pass_graph_colours_the_diff(fused: Dict[str, Any]) -> None:
     before, after = fused["before"], fused["after"]
     d = diff(before, after)
-    a, b = snapshot_graph(GraphView(before))["nodes"], snapshot_graph(GraphView(after))["nodes"]
+    a, b = snapshot_graph(CanonicalGraph(before))["nodes"], snapshot_graph(CanonicalGraph(after))["nodes"]
     graph = pass_graph(a, b, d)
     statuses = [STATUSES[n[2]] for n in graph["nodes"]]
     # FuseOps added the two functions; every call it moved is the same call.

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from relayviz_instrument.cli import main
-from relayviz_instrument.diff.view import GraphView
+from relayviz_instrument.diff.view import CanonicalGraph
 from relayviz_instrument.errors import RelayVizError
 from relayviz_instrument.history_view import HistoryTree
 from relayviz_instrument.provenance import Provenance, pipeline_steps, provenance

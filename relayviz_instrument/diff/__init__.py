@@ -3,70 +3,78 @@
 One module per concern::
 
     view.py        a document as a graph: canonical numbering, inputs, users, inlined functions
-    signatures.py  labels at four tiers and order-preserving structural signatures
-    matching.py    the one-to-one pairing of nodes (anchors, identical sub-graphs, propagation)
+    signatures.py  labels at four tiers, structural signatures, line keys
+    index.py       a document indexed once (graph, labels, signatures) for any number of diffs
+    align.py       order-preserving alignment of two key sequences (a line diff's core)
+    blocks.py      the blocks of a main chain, aligned block by block
+    components.py  connected components, vectorized
+    matching.py    the one-to-one pairing of nodes (anchors, blocks, runs, propagation, ...)
     changes.py     what differs inside a pair; how a node is described
     hunks.py       changes grouped into replaced / merged / wrapped / inserted / ... hunks
-    edits.py       an edit script that rebuilds the after document from the before one
     model.py       the result: GraphDiff, NodeMatch, Hunk
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from typing import Any, Dict, Iterator, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Tuple
 
-from .changes import compare_pairs, describe, json_equal
-from .edits import Edit, EditScript, apply_edits, edit_script
+from .changes import NodeDescriptions, compare_pairs, json_equal
 from .hunks import build_hunks
+from .index import Diffable, IndexedDocument, collector_paused, index_document
 from .matching import match
 from .model import FieldChange, GraphDiff, Hunk, HunkGroup, NodeInfo, NodeMatch
-from .signatures import Labels, SignatureTable
-from .view import GraphView
 
-__all__ = ["diff", "DIFF_VERSION", "GraphDiff", "NodeMatch", "FieldChange", "NodeInfo", "Hunk", "HunkGroup",
-           "Edit", "EditScript", "edit_script", "apply_edits"]
+__all__ = ["diff", "index_document", "IndexedDocument", "DIFF_VERSION", "GraphDiff", "NodeMatch",
+           "FieldChange", "NodeInfo", "Hunk", "HunkGroup", "module_changes"]
 
 #: The version of what :func:`diff` answers: raised whenever the same two documents may give
-#: another result, so that results derived from stored traces (cached summaries) are redone.
-DIFF_VERSION = 1
+#: another result (other pairs, hunks or labels), so that results derived from stored traces
+#: (cached summaries) are redone.
+DIFF_VERSION = 2
 
 
-def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:
+def diff(before: Diffable, after: Diffable) -> GraphDiff:
     """Compare two RelayViz documents node by node.
 
     Every node of ``before`` is paired with a node of ``after`` or removed, every node of
     ``after`` paired or added; pairs are one to one and never join nodes of different kinds
     or operators. The result does not depend on how either document numbers its nodes.
-    Both documents must be valid (as :func:`relayviz_instrument.load` returns them).
+    Both documents must be valid (as :func:`relayviz_instrument.load` returns them); either
+    may be given as an :class:`IndexedDocument` (:func:`index_document`) to reuse its index.
     """
-    with _collector_paused():
-        return _diff(before, after)
+    with collector_paused():
+        if _same_document(before, after):
+            return _unchanged(before, after)
+        return _diff(index_document(before), index_document(after))
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector: a diff allocates a few containers per node and
-    frees them all at the end, and collections triggered on the way cost a third of the time
-    of a 50k-node diff. The collector's previous state is restored."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+def _same_document(before: Diffable, after: Diffable) -> bool:
+    """Whether the two are equal as JSON (one comparison, no index needed)."""
+    a, b = _document(before), _document(after)
+    return a is b or (a.get("functions") == b.get("functions") and a.get("root") == b.get("root")
+                      and a["nodes"] == b["nodes"])
 
 
-def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:
-    table = SignatureTable()
-    va, vb = GraphView(before), GraphView(after)
-    la, lb = Labels(va, table), Labels(vb, table)
-    a2b, b2a = match(va, vb, la, lb)
-    changed, rewired = compare_pairs(va, vb, la, lb, a2b)
+def _document(doc: Diffable) -> Mapping[str, Any]:
+    return doc.doc if isinstance(doc, IndexedDocument) else doc
+
+
+def _unchanged(before: Diffable, after: Diffable) -> GraphDiff:
+    """The diff of a document with one whose expressions are equal: every node paired with
+    itself (module-level fields may still differ)."""
+    nodes = len(_document(before)["nodes"])
+    ids = range(nodes)
+    return GraphDiff(mapping=dict(zip(ids, ids)), added=(), removed=(), changed=(), rewired=(), hunks=(),
+                     info_before={}, info_after={}, op_delta={}, nodes_before=nodes, nodes_after=nodes,
+                     module=module_changes(_document(before), _document(after)))
+
+
+def _diff(ia: IndexedDocument, ib: IndexedDocument) -> GraphDiff:
+    va, vb = ia.graph, ib.graph
+    a2b, b2a = match(ia, ib)
+    changed, rewired = compare_pairs(ia, ib, a2b)
     by_rank = {va.rank_of[m.before]: m for m in changed + rewired}
-    hunks = build_hunks(va, vb, la, a2b, b2a, by_rank)
+    hunks = build_hunks(va, vb, ia.labels, a2b, b2a, by_rank)
 
     removed = [a for a in range(va.size) if a2b[a] < 0]
     added = [b for b in range(vb.size) if b2a[b] < 0]
@@ -83,18 +91,19 @@ def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> GraphDiff:
             mentioned_a.add(va.rank_of[a])
             mentioned_b.add(vb.rank_of[b])
     return GraphDiff(
-        mapping={va.doc_id[a]: vb.doc_id[b] for a, b in enumerate(a2b) if b >= 0},
+        mapping=dict(zip([va.doc_id[a] for a in range(va.size) if a2b[a] >= 0],
+                         [vb.doc_id[b] for b in a2b if b >= 0])),
         added=tuple(sorted(vb.doc_id[b] for b in added)),
         removed=tuple(sorted(va.doc_id[a] for a in removed)),
         changed=tuple(sorted(changed, key=lambda m: m.before)),
         rewired=tuple(sorted(rewired, key=lambda m: m.before)),
         hunks=tuple(hunks),
-        info_before={va.doc_id[r]: describe(va, r) for r in sorted(mentioned_a)},
-        info_after={vb.doc_id[r]: describe(vb, r) for r in sorted(mentioned_b)},
+        info_before=NodeDescriptions(va, mentioned_a),
+        info_after=NodeDescriptions(vb, mentioned_b),
         op_delta={k: v for k, v in sorted(op_delta.items()) if v},
         nodes_before=va.size,
         nodes_after=vb.size,
-        module=module_changes(before, after),
+        module=module_changes(ia.doc, ib.doc),
     )
 
 

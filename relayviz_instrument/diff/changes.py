@@ -2,43 +2,73 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Sequence, Tuple
 
+import numpy as np
 import orjson
 
+from .index import IndexedDocument
 from .model import FieldChange, NodeInfo, NodeMatch
-from .signatures import Labels, compared_fields
-from .view import GraphView
+from .signatures import compared_fields
+from .view import CanonicalGraph
 
-__all__ = ["compare_pairs", "field_changes", "describe", "type_text", "json_equal"]
+__all__ = ["compare_pairs", "field_changes", "describe", "NodeDescriptions", "type_text", "json_equal",
+           "function_role"]
 
 
-def compare_pairs(va: GraphView, vb: GraphView, la: Labels, lb: Labels,
+def compare_pairs(ia: IndexedDocument, ib: IndexedDocument,
                   a2b: Sequence[int]) -> Tuple[List[NodeMatch], List[NodeMatch]]:
     """The pairs that are not unchanged, split into ``(changed, rewired)``, in before-rank order.
 
     A pair is changed when its compared fields differ (the tier-3 labels tell cheaply when
-    they do not), rewired when only its inputs do, read through inlined functions.
+    they do not), rewired when only its inputs do, read through inlined functions (a
+    Let-bound variable's binding is its Let's input, not its own).
     """
+    va, vb = ia.graph, ib.graph
+    part = np.asarray(a2b, dtype=np.int64)
+    paired = np.flatnonzero(part >= 0)
+    theirs = part[paired]
+    differ = (np.asarray(ia.labels.tiers[3], dtype=np.int64)[paired]
+              != np.asarray(ib.labels.tiers[3], dtype=np.int64)[theirs])
+    moved = _moved(va.input_arrays, vb.input_arrays, part, paired, theirs)
     changed: List[NodeMatch] = []
     rewired: List[NodeMatch] = []
-    l3a, l3b = la.tiers[3], lb.tiers[3]
-    ins_a, ins_b = va.inputs, vb.inputs
-    for a in range(va.size):
-        b = a2b[a]
-        if b < 0:
+    for a, b, fields_may_differ, inputs_moved in zip(paired.tolist(), theirs.tolist(), differ.tolist(),
+                                                      moved.tolist()):
+        if not (fields_may_differ or inputs_moved):
             continue
-        moved = [a2b[x] for x in ins_a[a]] != ins_b[b]
+        xs, ys = va.literal_inputs(a), vb.literal_inputs(b)
+        if a in va.binding or b in vb.binding:
+            inputs_moved = len(xs) != len(ys) or any(a2b[x] != y for x, y in zip(xs, ys))
         fields: Tuple[FieldChange, ...] = ()
-        if l3a[a] != l3b[b]:
+        if fields_may_differ:
             fields = field_changes(compared_fields(va, a), compared_fields(vb, b))
-        if not fields and not moved:
+        if not fields and not inputs_moved:
             continue
-        inputs = (tuple(va.doc_id[x] for x in ins_a[a]), tuple(vb.doc_id[y] for y in ins_b[b]))
+        inputs = (tuple(va.doc_id[x] for x in xs), tuple(vb.doc_id[y] for y in ys))
         match = NodeMatch(va.doc_id[a], vb.doc_id[b], "changed" if fields else "rewired", fields,
-                          inputs, moved)
+                          inputs, inputs_moved)
         (changed if fields else rewired).append(match)
     return changed, rewired
+
+
+def _moved(inputs_a: Tuple[np.ndarray, ...], inputs_b: Tuple[np.ndarray, ...], part: np.ndarray,
+           paired: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    """For each pair, whether the inputs of the before node, read through the pairing, differ
+    from the inputs of the after node."""
+    lens_a, starts_a, flat_a = inputs_a
+    lens_b, starts_b, flat_b = inputs_b
+    n = lens_a[paired]
+    moved = n != lens_b[theirs]
+    same = np.flatnonzero(~moved & (n > 0))
+    if len(same):
+        count = n[same]
+        offset = np.arange(int(count.sum()), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+        xs = flat_a[np.repeat(starts_a[paired[same]], count) + offset]
+        ys = flat_b[np.repeat(starts_b[theirs[same]], count) + offset]
+        wrong = np.bincount(np.repeat(np.arange(len(same)), count), weights=part[xs] != ys, minlength=len(same))
+        moved[same] = wrong > 0
+    return moved
 
 
 def json_equal(x: Any, y: Any) -> bool:
@@ -91,7 +121,7 @@ def type_text(ty: Any) -> str:
     return kind
 
 
-def describe(view: GraphView, r: int) -> NodeInfo:
+def describe(view: CanonicalGraph, r: int) -> NodeInfo:
     """The operator or kind of node ``r``, what tells it apart, and its type."""
     node, kind = view.nodes[r], view.kind[r]
     op_name = view.op_name(r)
@@ -124,12 +154,47 @@ def describe(view: GraphView, r: int) -> NodeInfo:
     return NodeInfo(kind, kind, "", type_text(node.get("type")))
 
 
-def _function_text(node: Mapping[str, Any]) -> str:
+class NodeDescriptions(Mapping[int, NodeInfo]):
+    """:func:`describe` of the given nodes of a graph, by document id, each made when first read
+    (a summary reads none; a report reads the few it prints)."""
+
+    def __init__(self, view: CanonicalGraph, ranks: Iterable[int]) -> None:
+        self._view = view
+        self._ids = sorted(view.doc_id[r] for r in ranks)
+        self._known = frozenset(self._ids)
+        self._made: Dict[int, NodeInfo] = {}
+
+    def __getitem__(self, nid: int) -> NodeInfo:
+        info = self._made.get(nid)
+        if info is None:
+            if nid not in self._known:
+                raise KeyError(nid)
+            info = self._made[nid] = describe(self._view, self._view.rank_of[nid])
+        return info
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, nid: object) -> bool:
+        return nid in self._known
+
+    def __repr__(self) -> str:
+        return f"NodeDescriptions({dict(self)!r})"
+
+
+def function_role(node: Mapping[str, Any]) -> Tuple[str, str]:
+    """What a function is for, from its attributes: ``("Composite", name)``, ``("Primitive", "")``,
+    ``("Compiler", name)``, or ``("", "")`` for a plain function."""
     attrs = node.get("attrs") or {}
-    if attrs.get("Composite"):
-        return f"Composite={attrs['Composite']}"
-    if attrs.get("Primitive"):
-        return "Primitive"
-    if attrs.get("Compiler"):
-        return f"Compiler={attrs['Compiler']}"
-    return ""
+    for role in ("Composite", "Primitive", "Compiler"):
+        if attrs.get(role):
+            return role, "" if role == "Primitive" else str(attrs[role])
+    return "", ""
+
+
+def _function_text(node: Mapping[str, Any]) -> str:
+    role, name = function_role(node)
+    return f"{role}={name}" if name else role

@@ -5,13 +5,17 @@
   function, its call, its parameters, and the paired nodes it moved.
 * The remaining removed nodes form *regions* (connected in the before graph), the added ones
   regions in the after graph. A removed and an added region that feed the same input of the
-  same paired node are one hunk, and so is a changed node with the regions next to it. Then:
+  same paired node are one hunk; a changed node joins one region next to it (its inputs'
+  first), and so do the regions of added nodes only on its other inputs, while regions with
+  removed nodes stay apart (two convolutions replaced on either side of a changed add are
+  two hunks). Then:
   **replaced** (both removed and added nodes: batch_norm expanded by SimplifyInference, a
   sub-graph folded to a Const), **merged** (only removed nodes, each region's output equal
   to a paired node: EliminateCommonSubexpr), **removed**, **inserted** (only added nodes,
   sitting on an edge of the before graph: layout_transform), **added**, **changed** (one
   node's fields, nothing around it).
-* A rewired node borders the hunk its new input belongs to, or is a **rewired** hunk alone.
+* A rewired node borders the hunk of an input it read or reads now (a region, else a changed
+  node), or is a **rewired** hunk alone.
 
 Op nodes carry the attributes of calls; their changes show on the calls, not in hunks.
 """
@@ -20,10 +24,13 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .changes import describe
+import numpy as np
+
+from .changes import describe, function_role
+from .components import components
 from .model import Hunk, NodeMatch
 from .signatures import Labels
-from .view import VARIADIC_KINDS, GraphView
+from .view import VARIADIC_KINDS, CanonicalGraph
 
 __all__ = ["build_hunks"]
 
@@ -44,7 +51,7 @@ class _Draft:
         self.function: Optional[int] = None  # the new (gone) function of a wrapped (unwrapped) hunk
 
 
-def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2a: Sequence[int],
+def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequence[int], b2a: Sequence[int],
                 matches: Mapping[int, NodeMatch]) -> List[Hunk]:
     """The hunks of a diff, in the order of the after document.
 
@@ -56,75 +63,65 @@ def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2
     drafts += _wrapped(vb, va, b2a, taken_b, taken_a, "wrapped", before_side=False)
     drafts += _wrapped(va, vb, a2b, taken_a, taken_b, "unwrapped", before_side=True)
 
-    removed = [a for a in range(va.size) if a2b[a] < 0 and va.kind[a] != "Op" and a not in taken_a]
-    added = [b for b in range(vb.size) if b2a[b] < 0 and vb.kind[b] != "Op" and b not in taken_b]
+    part_a = np.asarray(a2b, dtype=np.int64)
+    part_b = np.asarray(b2a, dtype=np.int64)
+    free_a = (part_a < 0) & ~_ops(va)
+    free_b = (part_b < 0) & ~_ops(vb)
+    if taken_a:
+        free_a[list(taken_a)] = False
+    if taken_b:
+        free_b[list(taken_b)] = False
     changed = [a for a, m in matches.items() if m.status == "changed" and va.kind[a] != "Op" and a not in taken_a]
     rewired = [a for a, m in matches.items() if m.status == "rewired" and va.kind[a] != "Op" and a not in taken_a]
-    removed_set, added_set = set(removed), set(added)
 
-    # Union-find over removed ranks (a), added ranks (size_a + b) and changed pairs (a).
+    # Regions: removed nodes (before ranks) and added nodes (after ranks, offset by the size
+    # of the before graph) connected through references, or feeding one slot of one pair.
     offset = va.size
-    parent: Dict[int, int] = {}
-
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
-
-    def union(x: int, y: int) -> None:
-        rx, ry = find(x), find(y)
-        if rx != ry:
-            parent[max(rx, ry)] = min(rx, ry)
-
+    ends: List[Tuple[np.ndarray, np.ndarray]] = [
+        _linked(va, free_a, 0), _linked(vb, free_b, offset),
+        _same_slot(va, vb, part_a, part_b, free_a, free_b, offset)]
+    root = components(va.size + vb.size, np.concatenate([u for u, _ in ends]),
+                      np.concatenate([v for _, v in ends]))
+    removed = np.flatnonzero(free_a).tolist()
+    added = np.flatnonzero(free_b).tolist()
+    region_of_a = dict(zip(removed, root[removed].tolist()))
+    region_of_b = dict(zip(added, root[np.asarray(added, dtype=np.int64) + offset].tolist()))
+    components_: Dict[int, _Draft] = {}
     for r in removed:
-        find(r)
-        for x in _neighbours_down(va, r):
-            if x in removed_set:
-                union(r, x)
+        components_.setdefault(region_of_a[r], _Draft()).removed.append(r)
     for s in added:
-        find(offset + s)
-        for y in _neighbours_down(vb, s):
-            if y in added_set:
-                union(offset + s, offset + y)
-    slots: Dict[Tuple[int, int], int] = {}
-    for r in removed:
-        for u, p in va.users[r]:
-            if a2b[u] >= 0:
-                key = (u, -1 if va.kind[u] in VARIADIC_KINDS else p)
-                if key in slots:
-                    union(slots[key], r)
-                else:
-                    slots[key] = r
-    for s in added:
-        for v, q in vb.users[s]:
-            if b2a[v] >= 0:
-                key = (b2a[v], -1 if vb.kind[v] in VARIADIC_KINDS else q)
-                if key in slots:
-                    union(slots[key], offset + s)
+        components_.setdefault(region_of_b[s], _Draft()).added.append(s)
+    # A changed node joins the region next to it (its inputs' first, then its users'), one
+    # region only: two convolutions replaced on either side of a changed add stay two hunks.
+    home_of_changed: Dict[int, int] = {}
+    moved_to: Dict[int, int] = {}  # regions absorbed into another one
     for a in changed:
-        find(a)
-        b = a2b[a]
-        for x in _adjacent(va, a):
-            if x in removed_set:
-                union(a, x)
-        for y in _adjacent(vb, b):
-            if y in added_set:
-                union(a, offset + y)
-
-    components: Dict[int, _Draft] = {}
-    for r in removed:
-        components.setdefault(find(r), _Draft()).removed.append(r)
-    for s in added:
-        components.setdefault(find(offset + s), _Draft()).added.append(s)
-    for a in changed:
-        components.setdefault(find(a), _Draft()).changed.append(a)
+        home = _next_region(va, a, region_of_a)
+        if home is None:
+            home = _next_region(vb, a2b[a], region_of_b)
+        if home is None:
+            home = -1 - a
+            components_[home] = _Draft()
+        home = moved_to.get(home, home)
+        components_[home].changed.append(a)
+        home_of_changed[a] = home
+        # Nodes inserted on its other inputs join it (the expand_dims and layout_transform
+        # that AlterOpLayout puts before an add's bias, with the add's convolution).
+        for y in vb.inputs[a2b[a]]:
+            other = moved_to.get(region_of_b.get(y, home), region_of_b.get(y, home))
+            if other != home and other in components_ and not components_[other].removed:
+                absorbed = components_.pop(other)
+                components_[home].added += absorbed.added
+                components_[home].changed += absorbed.changed
+                for key, target in list(moved_to.items()) + [(other, other)]:
+                    if target == other:
+                        moved_to[key] = home
+    if moved_to:
+        region_of_b = {b: moved_to.get(k, k) for b, k in region_of_b.items()}
+        home_of_changed = {a: moved_to.get(k, k) for a, k in home_of_changed.items()}
     # A removed region that fed what a new function now computes was replaced inside it
     # (SimplifyInference then FuseOps, diffed in one go): it joins the wrapped hunk.
-    homes: Dict[int, _Draft] = dict(components)
+    homes: Dict[int, _Draft] = dict(components_)
     wrapped_slots: Dict[Tuple[int, int], _Draft] = {}
     for draft in drafts:
         if draft.kind == "wrapped":
@@ -132,21 +129,27 @@ def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2
                 for v, q in vb.users[s]:
                     if b2a[v] >= 0:
                         wrapped_slots.setdefault((b2a[v], -1 if vb.kind[v] in VARIADIC_KINDS else q), draft)
-    for root, draft in list(components.items()):
-        if draft.added or draft.changed:
-            continue
-        target = next((wrapped_slots[key] for r in draft.removed for u, p in va.users[r] if a2b[u] >= 0
-                       for key in [(u, -1 if va.kind[u] in VARIADIC_KINDS else p)] if key in wrapped_slots), None)
-        if target is not None:
-            target.removed.extend(draft.removed)
-            homes[root] = target
-            del components[root]
-    region_of_a = {r: find(r) for r in removed}
-    region_of_b = {s: find(offset + s) for s in added}
+    if wrapped_slots:
+        for key_, draft in list(components_.items()):
+            if draft.added or draft.changed:
+                continue
+            target = next((wrapped_slots[key] for r in draft.removed for u, p in va.users[r] if a2b[u] >= 0
+                           for key in [(u, -1 if va.kind[u] in VARIADIC_KINDS else p)] if key in wrapped_slots),
+                          None)
+            if target is not None:
+                target.removed.extend(draft.removed)
+                homes[key_] = target
+                del components_[key_]
     for a in rewired:
-        home = next((region_of_a[x] for x in va.inputs[a] if x in region_of_a), None)
+        # The hunk of what it read or reads now: a region, else a changed node.
+        ins_a, ins_b = va.inputs[a], vb.inputs[a2b[a]]
+        home = next((region_of_a[x] for x in ins_a if x in region_of_a), None)
         if home is None:
-            home = next((region_of_b[y] for y in vb.inputs[a2b[a]] if y in region_of_b), None)
+            home = next((region_of_b[y] for y in ins_b if y in region_of_b), None)
+        if home is None:
+            home = next((home_of_changed[x] for x in ins_a if x in home_of_changed), None)
+        if home is None:
+            home = next((home_of_changed[b2a[y]] for y in ins_b if b2a[y] in home_of_changed), None)
         if home is None:
             draft = _Draft("rewired")
             draft.border.append(a)
@@ -154,9 +157,9 @@ def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2
         else:
             homes[home].border.append(a)
 
-    matched_sigs = {la.signature[a] for a in range(va.size) if a2b[a] >= 0}
-    for draft in components.values():
-        draft.kind = _classify(draft, va, vb, la, a2b, b2a, matched_sigs)
+    merged_into = _MatchedSignatures(la, a2b)
+    for draft in components_.values():
+        draft.kind = _classify(draft, va, vb, la, a2b, b2a, merged_into)
         drafts.append(draft)
 
     hunks = [(_position(d, va, vb, a2b), _finish(d, va, vb, a2b, matches)) for d in drafts]
@@ -164,19 +167,75 @@ def build_hunks(va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int], b2
     return [h for _, h in hunks]
 
 
-def _neighbours_down(view: GraphView, r: int) -> Iterable[int]:
-    """Inputs and literal references: a region is connected in the document as written."""
-    yield from view.inputs[r]
-    yield from view.refs[r]
+def _ops(view: CanonicalGraph) -> np.ndarray:
+    return np.fromiter((k == "Op" for k in view.kind), dtype=bool, count=view.size)
 
 
-def _adjacent(view: GraphView, r: int) -> Iterable[int]:
-    yield from view.inputs[r]
+def _linked(view: CanonicalGraph, free: np.ndarray, offset: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Edges between two free nodes: an input, or a literal reference (a region is connected
+    in the document as written)."""
+    us, vs = [], []
+    for lengths, _, flat in (view.input_arrays, view.ref_arrays):
+        owner = np.repeat(np.arange(view.size, dtype=np.int64), lengths)
+        keep = free[owner] & free[flat]
+        us.append(owner[keep] + offset)
+        vs.append(flat[keep] + offset)
+    return np.concatenate(us), np.concatenate(vs)
+
+
+def _slots(view: CanonicalGraph, partner: np.ndarray, free: np.ndarray, width: int) -> Tuple[np.ndarray, np.ndarray]:
+    """``(free node, slot key)`` for every input edge from a free node into a paired user: the
+    user's before rank and the input position (-1 for a variadic user) as one integer."""
+    lengths, starts, flat = view.input_arrays
+    owner = np.repeat(np.arange(view.size, dtype=np.int64), lengths)
+    position = np.arange(len(flat), dtype=np.int64) - starts[owner]
+    keep = free[flat] & (partner[owner] >= 0)
+    owner, position, node = owner[keep], position[keep], flat[keep]
+    variadic = np.fromiter((view.kind[u] in VARIADIC_KINDS for u in owner.tolist()), dtype=bool, count=len(owner))
+    position[variadic] = -1
+    return node, owner * width + position + 1
+
+
+def _same_slot(va: CanonicalGraph, vb: CanonicalGraph, part_a: np.ndarray, part_b: np.ndarray, free_a: np.ndarray,
+               free_b: np.ndarray, offset: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Edges between the free nodes (removed, and added + ``offset``) that feed one slot of one pair."""
+    width = max(int(va.input_arrays[0].max(initial=0)), int(vb.input_arrays[0].max(initial=0))) + 2
+    node_a, key_a = _slots(va, part_a, free_a, width)
+    node_b, key_b = _slots(vb, part_b, free_b, width)
+    key_b = part_b[key_b // width] * width + key_b % width  # the user as its before rank
+    nodes = np.concatenate([node_a, node_b + offset])
+    keys = np.concatenate([key_a, key_b])
+    order = np.argsort(keys, kind="stable")
+    nodes, keys = nodes[order], keys[order]
+    same = keys[1:] == keys[:-1]
+    return nodes[:-1][same], nodes[1:][same]
+
+
+def _next_region(view: CanonicalGraph, r: int, region_of: Dict[int, int]) -> Optional[int]:
+    for x in view.inputs[r]:
+        if x in region_of:
+            return region_of[x]
     for u, _ in view.users[r]:
-        yield u
+        if u in region_of:
+            return region_of[u]
+    return None
 
 
-def _wrapped(view: GraphView, other: GraphView, partner: Sequence[int], taken: Set[int], taken_other: Set[int],
+class _MatchedSignatures:
+    """The signatures of the paired nodes of the before side, made when first asked."""
+
+    def __init__(self, la: Labels, a2b: Sequence[int]) -> None:
+        self._la, self._a2b = la, a2b
+        self._made: Optional[Set[int]] = None
+
+    def __contains__(self, sig: object) -> bool:
+        if self._made is None:
+            sigs = self._la.signature
+            self._made = {sigs[a] for a, b in enumerate(self._a2b) if b >= 0}
+        return sig in self._made
+
+
+def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int], taken: Set[int], taken_other: Set[int],
              kind: str, before_side: bool) -> List[_Draft]:
     """Hunks for the functions of ``view`` called once, absent from ``other``, holding paired nodes."""
     out = []
@@ -209,8 +268,8 @@ def _wrapped(view: GraphView, other: GraphView, partner: Sequence[int], taken: S
     return out
 
 
-def _classify(draft: _Draft, va: GraphView, vb: GraphView, la: Labels, a2b: Sequence[int],
-              b2a: Sequence[int], matched_sigs: Set[int]) -> str:
+def _classify(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequence[int],
+              b2a: Sequence[int], matched_sigs: "_MatchedSignatures") -> str:
     if draft.removed and draft.added:
         return "replaced"
     if draft.removed:
@@ -229,7 +288,7 @@ def _classify(draft: _Draft, va: GraphView, vb: GraphView, la: Labels, a2b: Sequ
     return "changed"
 
 
-def _position(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int]) -> Tuple[int, int, int]:
+def _position(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int]) -> Tuple[int, int, int]:
     """Where a hunk sits in the after graph's data-flow order (removed-only hunks: at their users)."""
     pos_a, pos_b = va.position, vb.position
     if draft.moved:  # a function's parameters and call come early in the order: place it by its body
@@ -244,7 +303,7 @@ def _position(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int]) -
     return (vb.size, 2, first)
 
 
-def _names(view: GraphView, ranks: Iterable[int], calls_only: bool = False) -> str:
+def _names(view: CanonicalGraph, ranks: Iterable[int], calls_only: bool = False) -> str:
     counts: Dict[str, int] = {}
     # Calls first, in order; then the other kinds (constants, variables, tuples...).
     for r in sorted(ranks, key=lambda r: (view.kind[r] != "Call", view.position[r])):
@@ -258,16 +317,14 @@ def _names(view: GraphView, ranks: Iterable[int], calls_only: bool = False) -> s
     return "+".join(parts)
 
 
-def _function_phrase(view: GraphView, f: int) -> str:
-    attrs = view.nodes[f].get("attrs") or {}
-    if attrs.get("Composite"):
-        return f"a Composite Function '{attrs['Composite']}'"
-    if attrs.get("Primitive"):
-        return "a primitive Function"
-    return "a Function"
+def _function_phrase(view: CanonicalGraph, f: int) -> str:
+    role, name = function_role(view.nodes[f])
+    if role == "Composite":
+        return f"a Composite Function '{name}'"
+    return "a primitive Function" if role == "Primitive" else "a Function"
 
 
-def _finish(draft: _Draft, va: GraphView, vb: GraphView, a2b: Sequence[int],
+def _finish(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int],
             matches: Mapping[int, NodeMatch]) -> Hunk:
     kind = draft.kind
     if kind == "wrapped":

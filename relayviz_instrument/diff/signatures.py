@@ -8,23 +8,29 @@ A node's *label* at tier
 2. adds its type: inferred types, a variable's or a constant's dtype and shape;
 3. adds its value: a constant's values or digest, a PrimFunc's body digest.
 
-Two nodes are never paired unless their tier-0 labels are equal. The *signature* of a node at
-a tier is its label together with the signatures of its inputs, in order: equal signatures
-mean equal sub-graphs (read as trees). Labels and signatures are interned to small integers in
-a :class:`SignatureTable` shared by the two documents of a diff, so they compare across the
-two and never depend on hashing (the same inputs give the same numbers in every process).
+Two nodes are never paired unless their tier-0 labels are equal. The *signature* of a node is
+its tier-3 label together with the signatures of its inputs, in order: equal signatures mean
+equal sub-graphs (read as trees). A parameter whose name its function shares with another
+parameter (anonymous frontends, A-normal form) is told apart by its position in the list,
+and a Let-bound variable by its bound value (its input, see ``view.py``): both are where the
+variable is bound.
+
+Labels and signatures are Python hashes of the nodes' content: equal in every document
+indexed by one process, so that a document is indexed once however many diffs it takes part
+in. They are compared for equality only, never ordered, so no result depends on their values.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
 import orjson
 
 from ..format import reference_field_names
-from .view import GraphView
+from .view import CanonicalGraph
 
-__all__ = ["SignatureTable", "Labels", "FIELD_TIERS", "compared_fields", "residual_signatures"]
+__all__ = ["Labels", "FIELD_TIERS", "compared_fields", "residual_signatures", "line_keys"]
 
 #: Non-reference fields of a node and the tier they belong to. Fields not listed (attributes,
 #: names, indices, and extension fields of newer versions) are tier 1.
@@ -39,7 +45,7 @@ _NAMING_FIELDS: Mapping[str, Tuple[str, ...]] = {
 }
 
 
-def compared_fields(view: GraphView, r: int) -> Dict[str, Any]:
+def compared_fields(view: CanonicalGraph, r: int) -> Dict[str, Any]:
     """The fields a diff compares for node ``r``: its non-reference fields, and for a call of an
     Op the Op's attributes (as ``attrs``)."""
     node = view.nodes[r]
@@ -70,63 +76,49 @@ def _freeze(value: Any) -> Hashable:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
-class SignatureTable:
-    """Interning tables shared by the two documents of one diff."""
-
-    def __init__(self) -> None:
-        self.labels: List[Dict[Hashable, int]] = [{}, {}, {}, {}]
-        self.structures: Dict[Tuple[int, Any], int] = {}
-        #: The four label codes of each raw label key seen so far (calls of one operator share them).
-        self.combined: Dict[Hashable, Tuple[int, int, int, int]] = {}
-
-    def intern(self, tier: int, key: Hashable) -> int:
-        table = self.labels[tier]
-        found = table.get(key)
-        if found is None:
-            found = table[key] = len(table)
-        return found
-
-    def codes(self, raw: Tuple[Any, Any, Any, Any]) -> Tuple[int, int, int, int]:
-        """The four tier codes of a raw label ``(kind and op, attrs, type, value)``, each tier
-        refining the one before."""
-        codes = self.combined.get(raw)
-        if codes is None:
-            intern = self.intern
-            c0 = intern(0, raw[0])
-            c1 = intern(1, (c0, raw[1]))
-            c2 = intern(2, (c1, raw[2]))
-            codes = self.combined[raw] = (c0, c1, c2, intern(3, (c2, raw[3])))
-        return codes
-
-
 class Labels:
-    """The four label tiers of every node of a view, and its tier-3 signatures."""
+    """The four label tiers of every node of a graph, and its signatures."""
 
-    def __init__(self, view: GraphView, table: SignatureTable) -> None:
-        self.view = view
+    def __init__(self, view: CanonicalGraph) -> None:
         n = view.size
-        l0: List[int] = [0] * n
-        l1: List[int] = [0] * n
-        l2: List[int] = [0] * n
-        l3: List[int] = [0] * n
-        codes_of = table.codes
+        #: The four codes of each raw label key (calls of one operator share them).
+        combined: Dict[Hashable, Tuple[int, int, int, int]] = {}
+
+        def codes_of(raw: Tuple[Any, Any, Any, Any]) -> Tuple[int, int, int, int]:
+            codes = combined.get(raw)
+            if codes is None:
+                c0 = hash(("label", raw[0]))
+                c1 = hash((c0, raw[1]))
+                c2 = hash((c1, raw[2]))
+                codes = combined[raw] = (c0, c1, c2, hash((c2, raw[3])))
+            return codes
+
         kind, nodes, op_of = view.kind, view.nodes, view.op_of
+        codes: List[Tuple[int, int, int, int]] = [(0, 0, 0, 0)] * n
         op_key: Dict[int, Tuple[str, Hashable]] = {}
         # Codes of (Op node, tensor type) pairs: calls of one operator on one shape are many.
-        op_codes: Dict[Tuple[int, str, Tuple[Any, ...]], Tuple[int, int, int, int]] = {}
+        op_codes: Dict[Tuple[Any, ...], Tuple[int, int, int, int]] = {}
+        var0 = hash(("label", "Var"))
+        const0 = hash(("label", "Const"))
+        const1 = hash((const0, ()))
+        leaf_types: Dict[Tuple[Any, ...], int] = {}  # (tier-1 code, dtype, *shape) -> tier-2 code
         for r in range(n):
             node = nodes[r]
             op = op_of[r]
             if op >= 0:
                 # A call of an Op: the hot path. Its Op gives the name and attributes.
                 ty = node.get("type")
-                plain = len(node) == 4 and ty is not None and len(ty) == 2 and "shape" in ty and "dtype" in ty
+                plain = len(node) == 4 and ty is not None and len(ty) == 2
                 if plain:
-                    short = (op, ty["dtype"], tuple(ty["shape"]))
-                    codes = op_codes.get(short)
-                    if codes is not None:
-                        l0[r], l1[r], l2[r], l3[r] = codes
-                        continue
+                    try:
+                        short = (op, ty["dtype"], *ty["shape"])
+                    except (KeyError, TypeError):
+                        plain = False
+                    else:
+                        found = op_codes.get(short)
+                        if found is not None:
+                            codes[r] = found
+                            continue
                 key = op_key.get(op)
                 if key is None:
                     opnode = nodes[op]
@@ -135,68 +127,101 @@ class Labels:
                 if len(node) > 3 + ("type" in node):  # fields beyond node_kind, op, args, type
                     extra = _freeze({f: v for f, v in node.items()
                                      if f not in ("node_kind", "op", "args", "type")})
-                if ty is None:
-                    tkey: Hashable = None
-                elif plain:
-                    tkey = short[1:]
-                else:
-                    tkey = _freeze(ty)
-                codes = codes_of((key[0], (key[1], extra), tkey, None))
+                tkey: Hashable = None if ty is None else short[1:] if plain else _freeze(ty)
+                found = codes_of((key[0], (key[1], extra), tkey, None))
                 if plain:
-                    op_codes[short] = codes
-                l0[r], l1[r], l2[r], l3[r] = codes
+                    op_codes[short] = found
+                codes[r] = found
                 continue
-            else:
-                k = kind[r]
-                raw = None
-                if k == "Var" or k == "Const":
-                    raw = _leaf_key(node)
-                elif k == "TupleGetItem" and len(node) == 4:  # node_kind, tuple_value, index, type
-                    ty = node.get("type")
-                    if ty is not None and len(ty) == 2 and "shape" in ty and "dtype" in ty:
-                        raw = (k, (("index", node["index"]),), (ty["dtype"], tuple(ty["shape"])), None)
-                if raw is None:
-                    raw = _generic_key(k, node)
-            l0[r], l1[r], l2[r], l3[r] = codes_of(raw)
+            k = kind[r]
+            if k == "Var" and len(node) == 4 and "dtype" in node and "shape" in node and "name" in node:
+                # A tensor-typed variable: its name is tier 1, its type tier 2.
+                c1 = hash((var0, node["name"]))
+                c2 = hash((c1, node["dtype"], *node["shape"]))
+                codes[r] = (var0, c1, c2, hash((c2, None)))
+                continue
+            if k == "Const" and len(node) == 3 and "dtype" in node:
+                value = node["value"]
+                if isinstance(value, dict) and len(value) == 2 and isinstance(value.get("digest"), str):
+                    shape = value.get("array_shape")
+                    if isinstance(shape, list):
+                        # A large tensor: its shape is tier 2, its digest tier 3.
+                        tkey2 = (node["dtype"], *shape)
+                        c2 = leaf_types.get(tkey2)
+                        if c2 is None:
+                            c2 = leaf_types[tkey2] = hash((const1, tkey2))
+                        codes[r] = (const0, const1, c2, hash((c2, value["digest"])))
+                        continue
+            raw = None
+            if k == "Const":
+                raw = _leaf_key(node)
+            elif k == "TupleGetItem" and len(node) == 4:  # node_kind, tuple_value, index, type
+                ty = node.get("type")
+                if ty is not None and len(ty) == 2 and "shape" in ty and "dtype" in ty:
+                    raw = (k, (("index", node["index"]),), (ty["dtype"], tuple(ty["shape"])), None)
+            if raw is None:
+                raw = _generic_key(k, node)
+            codes[r] = codes_of(raw)
+        l0, l1, l2, l3 = (list(tier) for tier in zip(*codes)) if n else ([], [], [], [])
         self.tiers: Tuple[List[int], List[int], List[int], List[int]] = (l0, l1, l2, l3)
-
-        # Tier-3 signatures of every node, inputs first.
-        structures = table.structures
-        sig = [0] * n
-        inputs = view.inputs
-        for r in view.topo:
-            ins = inputs[r]
-            # One input (most nodes) keys by the int itself: an int never equals a tuple.
-            key2 = (l3[r], sig[ins[0]] if len(ins) == 1 else tuple([sig[i] for i in ins]))
-            found = structures.get(key2)
-            if found is None:
-                found = structures[key2] = len(structures)
-            sig[r] = found
-        self.signature: List[int] = sig
+        #: Parameters told apart by their position in their function's list, not their name.
+        self.positional: Dict[int, int] = _positional_params(view)
+        self.signature: List[int] = _signatures(view, l3, self.positional)
 
 
-_VAR_FIELDS = frozenset({"node_kind", "name", "dtype", "shape"})
+def _signatures(view: CanonicalGraph, l3: List[int], positional: Dict[int, int]) -> List[int]:
+    """Tier-3 signatures of every node, inputs first; see the module's docstring."""
+    n = view.size
+    sig = list(l3)  # a leaf's signature is its label
+    for param, index in positional.items():
+        sig[param] = hash((l3[param], "parameter", index))
+    inputs = view.inputs
+    for r in view.topo:
+        ins = inputs[r]
+        if not ins:
+            continue
+        if len(ins) == 1:
+            sig[r] = hash((l3[r], sig[ins[0]]))
+        else:
+            sig[r] = hash((l3[r], *[sig[i] for i in ins]))
+    assert len(sig) == n
+    return sig
+
+
+def _positional_params(view: CanonicalGraph) -> Dict[int, int]:
+    """Parameters whose name another parameter of their function has: rank -> position."""
+    out: Dict[int, int] = {}
+    kind, refs, nodes = view.kind, view.refs, view.nodes
+    for f, k in enumerate(kind):
+        if k != "Function" or f in view.inlined:
+            continue
+        params = refs[f][1:]
+        if len(params) < 2:
+            continue
+        names = [nodes[p].get("name") for p in params]
+        if len(set(names)) == len(names):
+            continue
+        seen: Dict[Any, int] = {}
+        for name in names:
+            seen[name] = seen.get(name, 0) + 1
+        for index, (p, name) in enumerate(zip(params, names)):
+            if seen[name] > 1 and p not in view.binding:
+                out.setdefault(p, index)
+    return out
+
+
 _CONST_FIELDS = frozenset({"node_kind", "value", "dtype"})
 
 
 def _leaf_key(node: Mapping[str, Any]) -> Optional[Tuple[Hashable, Hashable, Hashable, Hashable]]:
-    """The label key of a tensor-typed Var or of a Const, fast; ``None`` for anything else."""
-    kind = node["node_kind"]
-    if kind == "Var":
-        if node.keys() <= _VAR_FIELDS:
-            shape = node.get("shape")
-            return ("Var", (("name", node.get("name")),),
-                    (node.get("dtype"), None if shape is None else tuple(shape)), None)
-        return None
+    """The label key of a Const of plain fields, fast; ``None`` for anything else."""
     if node.keys() <= _CONST_FIELDS:
         value = node.get("value")
         if not isinstance(value, dict):
-            return ("Const", (), (node.get("dtype"), ()), (type(value).__name__, value))
+            return ("Const", (), (node.get("dtype"),), (type(value).__name__, value))
         shape = value.get("array_shape")
-        if isinstance(shape, list):
-            digest = value.get("digest")
-            content = digest if len(value) == 2 and isinstance(digest, str) else _freeze(value)
-            return ("Const", (), (node.get("dtype"), tuple(shape)), content)
+        if isinstance(shape, list):  # tiers 1 and 2 as the fast path of Labels makes them
+            return ("Const", (), (node.get("dtype"), *shape), _freeze(value))
     return None
 
 
@@ -215,22 +240,63 @@ def _generic_key(kind: str, node: Mapping[str, Any]) -> Tuple[Hashable, Hashable
     return t0, tuple(parts[1]), tuple(parts[2]), tuple(parts[3])
 
 
-def residual_signatures(view: GraphView, labels: Sequence[int], partner: Sequence[int],
-                        before: bool, table: Dict[Any, int], unpaired: Iterable[int]) -> Dict[int, int]:
+def residual_signatures(view: CanonicalGraph, labels: Sequence[int], partner: Sequence[int],
+                        before: bool, unpaired: Iterable[int]) -> Dict[int, int]:
     """Signatures of the ``unpaired`` nodes at one label tier, where a paired input counts as
-    its pair (numbered by its before-side rank) rather than as its sub-graph.
+    its pair (named by its before-side rank) rather than as its sub-graph, and an unpaired
+    input that is not in ``unpaired`` as itself.
 
     Two unpaired nodes with equal residual signatures have equal labels and inputs that are
     pairwise either the same pair or unpaired with equal residual signatures.
     """
     out: Dict[int, int] = {}
     inputs = view.inputs
+    side = "before" if before else "after"
     for r in sorted(unpaired, key=view.position.__getitem__):
-        ins = tuple([(-1 - (i if before else partner[i])) if partner[i] >= 0 else out[i]
+        # An unpaired input left out (no node of its label on the other side) is itself only.
+        ins = tuple([("pair", i if before else partner[i]) if partner[i] >= 0 else out.get(i, (side, i))
                      for i in inputs[r]])
-        key = (labels[r], ins)
-        found = table.get(key)
-        if found is None:
-            found = table[key] = len(table)
-        out[r] = found
+        out[r] = hash((labels[r], ins))
     return out
+
+
+def line_keys(view: CanonicalGraph, labels: Labels) -> "np.ndarray":
+    """A key per node, in ``view.topo`` order, the way a text diff sees a line: its tier-3
+    label, where its inputs are, each as its distance back in that order (an input that is a
+    leaf, as its signature instead: parameters and constants sit far from their users), and
+    where its users are, with the input position each reads it at.
+
+    Two runs of equal keys in the two documents are the same computation written the same
+    way; ``matching`` pairs such runs in bulk from one sure pair inside them.
+    """
+    n = view.size
+    lens, starts, flat = view.input_arrays
+    total = len(flat)
+    owner = np.repeat(np.arange(n, dtype=np.int64), lens)
+    slot = np.arange(total, dtype=np.int64) - starts[owner]
+    position = np.asarray(view.position, dtype=np.int64)
+    sig = np.asarray(labels.signature, dtype=np.int64).view(np.uint64)
+    leaf = lens[flat] == 0
+    term = np.where(leaf, sig[flat], (position[owner] - position[flat]).view(np.uint64))
+    term = _mix(term ^ _mix(slot.view(np.uint64) + leaf.astype(np.uint64) * np.uint64(1 << 40)))
+    acc = np.zeros(n, dtype=np.uint64)
+    used = np.zeros(n, dtype=np.uint64)
+    if total:
+        nonempty = lens > 0
+        acc[nonempty] = np.add.reduceat(term, starts[nonempty])
+        # ... and where its users are, at which of their inputs: of two equal nodes reading
+        # one input, the first field of a tuple is not the second.
+        np.add.at(used, flat, _mix((position[owner] - position[flat]).view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                                   + slot.view(np.uint64)))
+    keys = _mix(np.asarray(labels.tiers[3], dtype=np.int64).view(np.uint64) ^ _mix(acc + lens.view(np.uint64))
+                ^ _mix(used + np.uint64(0x5851F42D4C957F2D)))
+    return keys[np.asarray(view.topo, dtype=np.int64)]
+
+
+def _mix(x: "np.ndarray") -> "np.ndarray":
+    """splitmix64's finalizer, element-wise (uint64 arithmetic wraps)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))

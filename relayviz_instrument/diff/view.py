@@ -1,37 +1,49 @@
 """A RelayViz document as the matcher sees it: nodes in a canonical order, with inputs and users.
 
-Node ids mean nothing across two snapshots, so the view renumbers every node by a walk that
+Node ids mean nothing across two snapshots, so the graph renumbers every node by a walk that
 depends only on the graph: post-order from the roots (global functions by name, then the
-``root`` expression), references in field order. Every later step iterates in this order, so
-the diff does not depend on how either document numbered its nodes. ``doc_id`` maps back.
+``root`` expression), references in field order but for a function's parameters, visited
+before its body, and a call's Op, visited after its arguments (the order in which the Relay
+serializer writes nodes, so that its documents need no renumbering). Every later step
+iterates in this order, so the diff does not depend on how either document numbered its
+nodes. ``doc_id`` maps back.
 
 *Inputs* are what a node computes from: the references of its node, except that a call's
-``Op`` is a label (the call carries its name and attributes) rather than an input. A
-function called from exactly one place is *inlined* for matching: its parameters stand for
-the call's arguments and the call stands for the function's body (a ``TupleGetItem`` of a
-tuple body stands for the tuple's field). So the ``nn.relu`` that FuseOps moved into a
-primitive function still takes the ``add`` before it as input, and a consumer of the fused
-call still reads the ``nn.relu``; what FuseOps added is the function, its call and its
-parameters, and nothing is rewired. The literal references are kept (``refs``) for the
-edit script and for the hunks.
+``Op`` is a label (the call carries its name and attributes) rather than an input. Two
+bindings are read through:
+
+* a function called from exactly one place is *inlined*: its parameters stand for the call's
+  arguments and the call stands for the function's body (a ``TupleGetItem`` of a tuple body
+  stands for the tuple's field). So the ``nn.relu`` that FuseOps moved into a primitive
+  function still takes the ``add`` before it as input, and a consumer of the fused call still
+  reads the ``nn.relu``; what FuseOps added is the function, its call and its parameters;
+* a variable bound by a ``Let`` has the bound value as its one input (``binding``): what the
+  variable stands for is what it is bound to, so two variables of one type and name are told
+  apart by their binding, and a use that swapped them is a rewired use, not two rewired Lets.
+
+The literal references are kept (``refs``) for the edit script and for the hunks.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
+from itertools import chain
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
 import orjson
 
 from ..format import reference_field_names, references
 
-__all__ = ["GraphView", "VARIADIC_KINDS"]
+__all__ = ["CanonicalGraph", "UserIndex", "VARIADIC_KINDS"]
 
 #: Kinds whose inputs are a list whose length varies: aligned by content, not position.
 VARIADIC_KINDS = frozenset({"Tuple", "Function", "PatternTuple", "PatternConstructor", "Match"})
 
 
-class GraphView:
-    """One document, renumbered canonically, with inputs, users and inlined functions.
+class CanonicalGraph:
+    """One document, renumbered canonically, with inputs, users, inlined functions and Let
+    bindings.
 
     Every per-node list is indexed by the canonical number (the *rank*); ``doc_id[rank]`` is
     the node's id in the document and ``rank_of[id]`` the reverse.
@@ -39,12 +51,14 @@ class GraphView:
 
     def __init__(self, doc: Mapping[str, Any]) -> None:
         raw_nodes: Sequence[Dict[str, Any]] = doc["nodes"]
-        raw_refs = [references(node) for node in raw_nodes]
+        kinds = [node["node_kind"] for node in raw_nodes]
+        raw_refs = [[node["op"], *node["args"]] if k == "Call" else references(node)
+                    for node, k in zip(raw_nodes, kinds)]
         functions = doc.get("functions") or {}
         starts = [functions[name] for name in sorted(functions)]
         if doc.get("root") is not None:
             starts.append(doc["root"])
-        order = _canonical_order(raw_nodes, raw_refs, starts)
+        order = _canonical_order(raw_nodes, raw_refs, kinds, starts)
         self.size = len(order)
         self.doc_id: List[int] = order
         if order == list(range(self.size)):
@@ -52,14 +66,15 @@ class GraphView:
             rank_of = order
             self.nodes: List[Dict[str, Any]] = list(raw_nodes)
             self.refs: List[List[int]] = raw_refs
+            self.kind: List[str] = kinds
         else:
             rank_of = [0] * len(order)
             for rank, nid in enumerate(order):
                 rank_of[nid] = rank
             self.nodes = [raw_nodes[i] for i in order]
             self.refs = [[rank_of[t] for t in raw_refs[i]] for i in order]
+            self.kind = [kinds[i] for i in order]
         self.rank_of: List[int] = rank_of
-        self.kind: List[str] = [node.get("node_kind") for node in self.nodes]  # type: ignore[misc]
         self.functions: Dict[str, int] = {name: rank_of[functions[name]] for name in sorted(functions)}
         self.root: Optional[int] = rank_of[doc["root"]] if doc.get("root") is not None else None
         roots = set(self.functions.values())
@@ -80,33 +95,31 @@ class GraphView:
         self.inlined: Dict[int, int] = {}
         self.canon: List[int] = list(range(self.size))
         self._inline()
-        self.inputs, self.users, self.topo = self._inputs()
-        if self.topo is None:  # inlining made a cycle (a malformed program): match literally
+        #: Let-bound variables: the variable's rank -> the bound value's rank.
+        self.binding: Dict[int, int] = self._bindings()
+        topo = self._inputs()
+        if topo is None and self.binding:  # a recursive let (a function that calls itself)
+            self.binding = {}
+            topo = self._inputs()
+        if topo is None:  # inlining made a cycle (a malformed program): match literally
             self.inlined = {}
             self.canon = list(range(self.size))
-            self.inputs, self.users, self.topo = self._inputs()
-            assert self.topo is not None, "a validated document has no reference cycle"
-        #: Each node's place in ``topo``: inputs come before users, through inlined functions too.
-        if self.inlined:
+            topo = self._inputs()
+            assert topo is not None, "a validated document has no reference cycle"
+        self.topo: List[int] = topo
+        #: Each node's place in ``topo``: inputs come before users, through bindings too.
+        if self.inlined or self.binding:
             self.position = [0] * self.size
             for i, r in enumerate(self.topo):
                 self.position[r] = i
         else:
             self.position = self.topo  # the identity: the canonical order is topological
-        self.height = [0] * self.size
-        height, inputs = self.height, self.inputs
-        for r in self.topo:
-            ins = inputs[r]
-            if len(ins) == 1:
-                height[r] = 1 + height[ins[0]]
-            elif ins:
-                height[r] = 1 + max([height[i] for i in ins])
 
-    # -- inlining -----------------------------------------------------------------------------
+    # -- inlining and bindings ----------------------------------------------------------------
 
     def _inline(self) -> None:
         kind, refs, nodes = self.kind, self.refs, self.nodes
-        if sum(1 for k in kind if k == "Function") <= len(self.roots):
+        if kind.count("Function") <= len(self.roots):
             return  # no function but the global ones
         uses = [0] * self.size
         for r in range(self.size):
@@ -167,24 +180,63 @@ class GraphView:
                 done[p] = 1
         return canon
 
+    def _bindings(self) -> Dict[int, int]:
+        if "Let" not in self.kind:
+            return {}
+        kind, refs = self.kind, self.refs
+        out: Dict[int, int] = {}
+        for r, k in enumerate(kind):
+            if k == "Let" and len(refs[r]) >= 2:
+                var = refs[r][0]
+                if kind[var] == "Var" and var not in out:
+                    out[var] = refs[r][1]
+        return out
+
     # -- inputs, users, topological order -----------------------------------------------------
 
-    def _inputs(self) -> Tuple[List[List[int]], List[List[Tuple[int, int]]], Optional[List[int]]]:
+    def _inputs(self) -> Optional[List[int]]:
+        """Set ``inputs``; return a topological order (``None`` on a cycle)."""
         canon, refs, op_of = self.canon, self.refs, self.op_of
         if self.inlined:
             inputs = [[canon[t] for t in (refs[r][1:] if op_of[r] >= 0 else refs[r])] for r in range(self.size)]
         else:  # inputs are the references themselves (shared, never modified), less a call's Op
             inputs = [refs[r][1:] if op_of[r] >= 0 else refs[r] for r in range(self.size)]
-        users: List[List[Tuple[int, int]]] = [[] for _ in range(self.size)]
-        for r, ins in enumerate(inputs):
-            if len(ins) == 1:
-                users[ins[0]].append((r, 0))
-            else:
-                for pos, t in enumerate(ins):
-                    users[t].append((r, pos))
-        if not self.inlined:
-            return inputs, users, list(range(self.size))  # the canonical order is topological
-        return inputs, users, _topological(inputs)
+        for var, value in self.binding.items():
+            inputs[var] = [canon[value]]
+        self.inputs: List[List[int]] = inputs
+        if not self.inlined and not self.binding:
+            return list(range(self.size))  # the canonical order is topological
+        return _topological(inputs)
+
+    @cached_property
+    def input_arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(lengths, starts, flat)``: every node's inputs as one array, node after node."""
+        inputs = self.inputs
+        lengths = np.fromiter(map(len, inputs), dtype=np.int64, count=self.size)
+        flat = np.fromiter(chain.from_iterable(inputs), dtype=np.int64, count=int(lengths.sum()))
+        return lengths, np.cumsum(lengths) - lengths, flat
+
+    @cached_property
+    def input_owner(self) -> np.ndarray:
+        """For each entry of ``input_arrays[2]``, the node whose input it is."""
+        return np.repeat(np.arange(self.size, dtype=np.int64), self.input_arrays[0])
+
+    @cached_property
+    def ref_arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(lengths, starts, flat)`` of the literal references, as :attr:`input_arrays`."""
+        refs = self.refs
+        lengths = np.fromiter(map(len, refs), dtype=np.int64, count=self.size)
+        flat = np.fromiter(chain.from_iterable(refs), dtype=np.int64, count=int(lengths.sum()))
+        return lengths, np.cumsum(lengths) - lengths, flat
+
+    @cached_property
+    def users(self) -> "UserIndex":
+        """``(user, input position)`` of every node's users, users in canonical order."""
+        return UserIndex(*self.input_arrays, self.input_owner)
+
+    def literal_inputs(self, r: int) -> List[int]:
+        """The inputs a diff reports for ``r``: a Let-bound variable reads nothing (its Let does)."""
+        return [] if r in self.binding else self.inputs[r]
 
     # -- descriptions -------------------------------------------------------------------------
 
@@ -210,17 +262,59 @@ class GraphView:
         return out
 
 
-def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], starts: List[int]) -> List[int]:
-    """Post-order from ``starts``, references in field order; then from every node nobody uses."""
+class UserIndex:
+    """The users of each node, ``users[r]``: a list of ``(user, input position)``, made the first
+    time it is asked for (a diff of two alike graphs looks at the users of a few nodes only)."""
+
+    __slots__ = ("_users", "_slots", "_bounds", "_made")
+
+    def __init__(self, lengths: np.ndarray, starts: np.ndarray, flat: np.ndarray, owner: np.ndarray) -> None:
+        n = len(lengths)
+        slot = np.arange(len(flat), dtype=np.int64) - starts[owner]
+        order = np.argsort(flat, kind="stable")  # by input, then by user and position
+        self._users: List[int] = owner[order].tolist()
+        self._slots: List[int] = slot[order].tolist()
+        counts = np.bincount(flat, minlength=n)
+        self._bounds: List[int] = np.concatenate(([0], np.cumsum(counts))).tolist()
+        self._made: List[Optional[List[Tuple[int, int]]]] = [None] * n
+
+    def __getitem__(self, r: int) -> List[Tuple[int, int]]:
+        made = self._made[r]
+        if made is None:
+            lo, hi = self._bounds[r], self._bounds[r + 1]
+            made = self._made[r] = list(zip(self._users[lo:hi], self._slots[lo:hi]))
+        return made
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def count(self, r: int) -> int:
+        """How many users ``r`` has (an input position counts once per use)."""
+        return self._bounds[r + 1] - self._bounds[r]
+
+
+def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], kinds: List[str],
+                     starts: List[int]) -> List[int]:
+    """Post-order from ``starts``, references in field order but for a function's parameters
+    and a call's Op (see the module's docstring); then from every node nobody uses."""
     n = len(nodes)
     seen = bytearray(n)
     order: List[int] = []
+    append = order.append
+
+    def visits(r: int) -> List[int]:
+        below = refs[r]
+        k = kinds[r]
+        if k == "Function" or (k == "Call" and kinds[below[0]] == "Op"):
+            return below[1:] + below[:1]
+        return below
 
     def walk(start: int) -> None:
         if seen[start]:
             return
         seen[start] = 1
-        stack = [(start, iter(refs[start]))]
+        stack = [(start, iter(visits(start)))]
+        push, pop = stack.append, stack.pop
         while stack:
             node, it = stack[-1]
             for child in it:
@@ -228,13 +322,16 @@ def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], 
                     seen[child] = 1
                     below = refs[child]
                     if not below:  # a leaf (Var, Op, Const) is done at once
-                        order.append(child)
+                        append(child)
                         continue
-                    stack.append((child, iter(below)))
+                    k = kinds[child]
+                    if k == "Function" or (k == "Call" and kinds[below[0]] == "Op"):
+                        below = below[1:] + below[:1]
+                    push((child, iter(below)))
                     break
             else:
-                stack.pop()
-                order.append(node)
+                pop()
+                append(node)
 
     for s in starts:
         walk(s)

@@ -1,7 +1,7 @@
 """The graphs the HTML report draws: a snapshot as boxes and arrows, and a pass as one graph of
 its before and after snapshots coloured by their diff. Plain data; no I/O, no HTML.
 
-A snapshot is drawn as the diff reads it (:class:`~relayviz_instrument.diff.view.GraphView`):
+A snapshot is drawn as the diff reads it (:class:`~relayviz_instrument.diff.view.CanonicalGraph`):
 an ``Op`` is the label of its calls, not a box; a function called from one place (a primitive
 Function of FuseOps) is a *compound* holding its body, its parameters stand for the call's
 arguments and the call for its body, so arrows run from the arguments into the body. A
@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
 
 from ..diff import GraphDiff
 from ..diff.changes import describe
-from ..diff.view import GraphView
+from ..diff.view import CanonicalGraph
 
 __all__ = ["snapshot_graph", "pass_graph", "STATUSES"]
 
@@ -26,7 +26,7 @@ MIN_REGION = 3
 STATUSES = ("unchanged", "changed", "rewired", "added", "removed")
 
 
-def snapshot_graph(view: GraphView) -> Dict[str, Any]:
+def snapshot_graph(view: CanonicalGraph) -> Dict[str, Any]:
     """A snapshot as the report draws it: one entry per node id, in the document's order.
 
     Each entry holds ``k`` (kind), ``n`` (operator or kind), ``d`` (detail), ``t`` (type),

@@ -1,4 +1,7 @@
-"""An edit script that turns the before document into the after document.
+"""An edit script that turns the before document into the after document: a test oracle.
+
+Tests rebuild the after document from the before one and a diff (every pairing a diff
+returns must make that possible), and count the edits to measure a diff against the truth.
 
 The script keeps every paired node (renumbered to its after id: ids carry no meaning, so
 renumbering is not an edit) and lists what remains: ``remove`` a node, ``add`` a node (its
@@ -14,9 +17,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..format import labelled_references
-from .changes import json_equal
-from .model import GraphDiff
+from relayviz_instrument.diff import GraphDiff
+from relayviz_instrument.diff.changes import json_equal
+from relayviz_instrument.format import labelled_references
 
 __all__ = ["Edit", "EditScript", "edit_script", "apply_edits"]
 

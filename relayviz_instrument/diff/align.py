@@ -1,0 +1,109 @@
+"""Order-preserving alignment of two sequences of keys, the way a text diff aligns lines.
+
+Used wherever a diff meets two lists whose items correspond in order: a function's
+parameters, the fields of a ``Tuple``, the nodes of a region that a pass rewrote. The common
+prefix and suffix are taken first (an edit in a list of equal items lands at the end of their
+run, in one piece); keys that occur once in each of the rest anchor it (patience diff: the
+longest chain of them in order); what lies between two anchors is aligned by longest common
+subsequence when it is small, and left alone when it is large and has no anchor. So the cost
+is linear in the lengths, plus a bounded table per gap.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Dict, Hashable, List, Sequence, Tuple
+
+__all__ = ["align"]
+
+#: Largest gap (cells of its table) aligned by longest common subsequence.
+_CELLS = 4096
+
+
+def align(xs: Sequence[Hashable], ys: Sequence[Hashable], cells: int = _CELLS) -> List[Tuple[int, int]]:
+    """Index pairs ``(i, j)`` with ``xs[i] == ys[j]``, increasing in both, of a long common
+    subsequence of ``xs`` and ``ys`` (the longest when the lists are short). Gaps of more
+    than ``cells`` cells (``cells=0``: every gap) are aligned by unique keys only."""
+    out: List[Tuple[int, int]] = []
+    _gap(xs, ys, 0, len(xs), 0, len(ys), out, cells)
+    out.sort()
+    return out
+
+
+def _gap(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: int, j1: int,
+         out: List[Tuple[int, int]], cells: int) -> None:
+    while i0 < i1 and j0 < j1 and xs[i0] == ys[j0]:
+        out.append((i0, j0))
+        i0 += 1
+        j0 += 1
+    while i0 < i1 and j0 < j1 and xs[i1 - 1] == ys[j1 - 1]:
+        i1 -= 1
+        j1 -= 1
+        out.append((i1, j1))
+    if i0 == i1 or j0 == j1:
+        return
+    if (i1 - i0) * (j1 - j0) <= cells:
+        _table(xs, ys, i0, i1, j0, j1, out)
+        return
+    anchors = _anchors(xs, ys, i0, i1, j0, j1)
+    for i, j in anchors:
+        _gap(xs, ys, i0, i, j0, j, out, cells)
+        out.append((i, j))
+        i0, j0 = i + 1, j + 1
+    if anchors:
+        _gap(xs, ys, i0, i1, j0, j1, out, cells)
+
+
+def _anchors(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: int, j1: int
+             ) -> List[Tuple[int, int]]:
+    """Keys that occur once on each side, the longest chain of them in order."""
+    once_x: Dict[Hashable, int] = {}
+    for i in range(i0, i1):
+        once_x[xs[i]] = -1 if xs[i] in once_x else i
+    once_y: Dict[Hashable, int] = {}
+    for j in range(j0, j1):
+        key = ys[j]
+        if once_x.get(key, -1) >= 0:
+            once_y[key] = -1 if key in once_y else j
+    pairs = sorted((once_x[k], j) for k, j in once_y.items() if j >= 0)
+    # Longest increasing subsequence of the j's (patience sorting).
+    tails: List[int] = []
+    tail_at: List[int] = []
+    back = [-1] * len(pairs)
+    for n, (_, j) in enumerate(pairs):
+        k = bisect_left(tails, j)
+        if k == len(tails):
+            tails.append(j)
+            tail_at.append(n)
+        else:
+            tails[k] = j
+            tail_at[k] = n
+        back[n] = tail_at[k - 1] if k else -1
+    chain: List[Tuple[int, int]] = []
+    n = tail_at[-1] if tail_at else -1
+    while n >= 0:
+        chain.append(pairs[n])
+        n = back[n]
+    chain.reverse()
+    return chain
+
+
+def _table(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: int, j1: int,
+           out: List[Tuple[int, int]]) -> None:
+    """Longest common subsequence by dynamic programming; ties go to the earliest pairs."""
+    n, m = i1 - i0, j1 - j0
+    table = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below, x = table[i], table[i + 1], xs[i0 + i]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if x == ys[j0 + j] else max(below[j], row[j + 1])
+    i = j = 0
+    while i < n and j < m:
+        if xs[i0 + i] == ys[j0 + j]:
+            out.append((i0 + i, j0 + j))
+            i += 1
+            j += 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1

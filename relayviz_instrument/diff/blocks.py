@@ -1,0 +1,140 @@
+"""The blocks of a graph's main chain, for aligning two documents block by block.
+
+A network is mostly a chain of blocks: a ResNet unit, a transformer layer, a conv + batch_norm
++ relu. The *spine* is the chain of nodes that every path from the output down to the input
+passes (the dominators of the input, with the edges read from users to inputs); a *block* is
+what lies between two consecutive spine nodes, named by its upper one. Its *key* is its
+structure relative to the block below (the spine node under it reads as a placeholder), so
+repeated blocks have equal keys. :func:`~.matching.match` aligns the key sequences of the two
+documents like a text diff aligns lines, and pairs the blocks that align, before looking at
+single nodes: a block deleted from a run of alike blocks is one deleted block, however alike
+its neighbours look locally.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from .index import IndexedDocument
+
+__all__ = ["Blocks", "spine_blocks"]
+
+#: Spines shorter than this have no blocks worth aligning.
+_MIN_BLOCKS = 3
+
+
+class Blocks:
+    """``exits``: the spine from the input up (each block's upper node); ``keys``: each block's
+    structure key; ``owner[r]``: the exit of the block node ``r`` belongs to (-1: none)."""
+
+    def __init__(self, exits: List[int], keys: List[int], owner: List[int]) -> None:
+        self.exits = exits
+        self.keys = keys
+        self.owner = owner
+
+
+def spine_blocks(index: IndexedDocument) -> Optional[Blocks]:
+    """The blocks of the main chain of ``index`` (the function ``main``, or the root), or
+    ``None`` when the graph has no chain of blocks."""
+    graph = index.graph
+    top = graph.functions.get("main", graph.root)
+    if top is None or graph.kind[top] != "Function":
+        return None
+    root = graph.inputs[top][0]  # the body
+    inputs, users = graph.inputs, graph.users
+    # Dominators over the nodes the body reaches, users before inputs.
+    reached = {root}
+    stack = [root]
+    while stack:
+        r = stack.pop()
+        for i in inputs[r]:
+            if i not in reached:
+                reached.add(i)
+                stack.append(i)
+    position = graph.position
+    order = sorted(reached, key=position.__getitem__, reverse=True)
+    idom: Dict[int, int] = {root: root}
+    depth: Dict[int, int] = {root: 0}
+    for r in order:
+        if r == root:
+            continue
+        up = -1
+        for u, _ in users[r]:
+            if u not in idom:
+                continue  # a user the body does not reach
+            if up < 0:
+                up = u
+                continue
+            while up != u:  # the closest common dominator
+                if depth[up] >= depth[u]:
+                    up = idom[up]
+                else:
+                    u = idom[u]
+        if up < 0:
+            up = root
+        idom[r] = up
+        depth[r] = depth[up] + 1
+    leaves = [r for r in reached if not inputs[r]]
+    if not leaves:
+        return None
+    deepest = max(leaves, key=lambda r: (depth[r], -position[r]))
+    exits = [deepest]
+    while exits[-1] != root:
+        exits.append(idom[exits[-1]])
+    if len(exits) <= _MIN_BLOCKS:
+        return None
+    on_spine = {r: k for k, r in enumerate(exits)}
+    owner = [-1] * graph.size
+    for r in sorted(reached, key=lambda r: depth[r]):  # dominators first
+        if r in on_spine:
+            owner[r] = r
+        else:
+            owner[r] = owner[idom[r]]
+    keys = _block_keys(index, exits, owner)
+    return Blocks(exits, keys, owner)
+
+
+def _block_keys(index: IndexedDocument, exits: List[int], owner: List[int]) -> List[int]:
+    """Each block's structure, the spine node below it read as a placeholder."""
+    graph, l3 = index.graph, index.labels.tiers[3]
+    inputs = graph.inputs
+    below = {exit_: exits[k - 1] if k else -1 for k, exit_ in enumerate(exits)}
+    members: Dict[int, List[int]] = {}
+    for r in graph.topo:
+        if owner[r] >= 0:
+            members.setdefault(owner[r], []).append(r)
+    keys = []
+    for exit_ in exits:
+        entry = below[exit_]
+        rel: Dict[int, int] = {}
+        for r in members.get(exit_, ()):
+            ins: List[object] = []
+            for i in inputs[r]:
+                if i == entry:
+                    ins.append("entry")
+                elif i in rel:
+                    ins.append(rel[i])
+                else:
+                    ins.append(("outside", l3[i]))
+            rel[r] = hash((l3[r], *ins))
+        keys.append(rel.get(exit_, l3[exit_]))
+    return keys
+
+
+def relative_pairs(ia: IndexedDocument, ib: IndexedDocument, a: int, b: int, entry_a: int, entry_b: int,
+                   owner_a: List[int], owner_b: List[int]) -> List[Tuple[int, int]]:
+    """The node pairs of two blocks of equal keys (exits ``a`` and ``b``), input by input."""
+    out = []
+    seen = set()
+    stack = [(a, b)]
+    ins_a, ins_b = ia.graph.inputs, ib.graph.inputs
+    while stack:
+        x, y = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        out.append((x, y))
+        for i, j in zip(ins_a[x], ins_b[y]):
+            if i != entry_a and j != entry_b and owner_a[i] == a and owner_b[j] == b:
+                stack.append((i, j))
+    return out
