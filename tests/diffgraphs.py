@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import orjson
 
-from relayviz_instrument.format import labelled_references, validate
+from relayviz_instrument.format import VERSION, labelled_references, validate
 
 TENSOR = {"dtype": "float32", "shape": [1, 16, 8, 8]}
 VECTOR = {"dtype": "float32", "shape": [16]}
@@ -132,7 +132,7 @@ class Graph:
                 else:
                     node[name][pos] = ids[target]
             nodes.append(node)
-        doc: Dict[str, Any] = {"format": "relayviz", "version": [1, 1], "ir": "relay"}
+        doc: Dict[str, Any] = {"format": "relayviz", "version": list(VERSION), "ir": "relay"}
         if self.functions:
             doc["functions"] = {name: ids[uid] for name, uid in sorted(self.functions.items())}
         if self.root is not None:
@@ -187,7 +187,7 @@ class DocumentBuilder:
 
     def document(self) -> Dict[str, Any]:
         """The document whose ``main`` is the function added last."""
-        doc = {"format": "relayviz", "version": [1, 1], "ir": "relay", "functions": {"main": self.main},
+        doc = {"format": "relayviz", "version": list(VERSION), "ir": "relay", "functions": {"main": self.main},
                "nodes": self.nodes}
         validate(doc)
         return doc
@@ -554,7 +554,7 @@ class _Serial:
 
     def document(self, body: int, params: List[int]) -> Dict[str, Any]:
         main = self.add({"node_kind": "Function", "body": body, "params": params, "ret_type": _MAP})
-        return {"format": "relayviz", "version": [1, 1], "ir": "relay", "functions": {"main": main},
+        return {"format": "relayviz", "version": list(VERSION), "ir": "relay", "functions": {"main": main},
                 "nodes": self.nodes}
 
 
