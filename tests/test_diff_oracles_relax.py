@@ -2,9 +2,7 @@
 call_tir to new PrimFuncs, FuseOps and FuseTIR wrap, DeadCodeElimination removes,
 CanonicalizeBindings merges.
 
-Each oracle states the right answer for the pass as TVM documents it. The ones the diff
-engine cannot give yet are strict xfails whose reason names the engine change they need; they
-fail as soon as the engine gets them right, so that the marker goes.
+Each oracle states the right answer for the pass as TVM documents it.
 """
 
 from __future__ import annotations
@@ -19,10 +17,6 @@ from relayviz_instrument.relax_models import relax_workload  # noqa: E402
 from relayviz_instrument.serialize import serializer_for  # noqa: E402
 
 T = relax.transform
-#: Why Relax's wrapping passes are not "wrapped" hunks yet (see docs/format.md, Relax).
-GLOBAL_CALLS = ("diff/view.py CanonicalGraph._inline inlines a function only when a Call refers to its Function "
-                "node; Relax calls module functions through a GlobalVar (and PrimFuncs through call_tir's "
-                "first argument), so FuseOps/FuseTIR come out as added and removed functions")
 
 
 def _diff(before, after, tir_bodies=False) -> GraphDiff:
@@ -70,7 +64,6 @@ def test_legalize_ops_replaces_each_high_level_call_with_call_tir(mlp, legalized
     assert {result.info_before[r].kind for r in result.removed} == {"Call", "Op"}  # calls, and their operators
 
 
-@pytest.mark.xfail(strict=True, reason=GLOBAL_CALLS)
 def test_fuse_ops_wraps_the_calls_it_fuses(legalized, fused):
     result = _diff(T.AnnotateTIROpPattern()(legalized), fused)
     wrapped = [h for h in result.hunks if h.kind == "wrapped"]
@@ -81,7 +74,6 @@ def test_fuse_ops_wraps_the_calls_it_fuses(legalized, fused):
         assert moved.count("relax.call_tir") >= 2 and "primitive Function" in hunk.label
 
 
-@pytest.mark.xfail(strict=True, reason=GLOBAL_CALLS)
 def test_fuse_tir_wraps_the_kernels_into_one_primfunc(fused):
     result = _diff(fused, T.FuseTIR()(fused), tir_bodies=True)
     wrapped = [h for h in result.hunks if h.kind == "wrapped"]
@@ -134,9 +126,6 @@ def test_canonicalize_bindings_changes_only_the_alias():
     assert not result.op_delta
 
 
-@pytest.mark.xfail(strict=True, reason="diff/hunks.py _classify calls a removed region 'merged' only when its "
-                                       "output equals a paired node; a removed alias binding (var = other_var) "
-                                       "and its variable are a merge of two names for one value")
 def test_canonicalize_bindings_merges_the_alias():
     mod = _with_alias()
     result = _diff(mod, T.CanonicalizeBindings()(mod))
