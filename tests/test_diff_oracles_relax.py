@@ -72,14 +72,29 @@ def test_fuse_ops_wraps_the_calls_it_fuses(legalized, fused):
     for hunk in wrapped:
         moved = [result.info_after[b].name for _, b in hunk.matched]
         assert moved.count("relax.call_tir") >= 2 and "primitive Function" in hunk.label
+        # The call site is the hunk's too: the call, the name it calls and its binding.
+        site = sorted(result.info_after[b].kind for b in hunk.added if result.info_after[b].kind != "Var")
+        assert site == ["Call", "DataflowBlock", "Function", "GlobalVar", "SeqExpr", "VarBinding"]
+    # Nothing else was added: what is left is a variable renamed where the fused call binds.
+    assert set(result.added) == {b for h in wrapped for b in h.added}
+    assert all(h.kind in ("changed", "rewired") for h in result.hunks if h.kind != "wrapped")
 
 
 def test_fuse_tir_wraps_the_kernels_into_one_primfunc(fused):
     result = _diff(fused, T.FuseTIR()(fused), tir_bodies=True)
     wrapped = [h for h in result.hunks if h.kind == "wrapped"]
-    assert wrapped
+    fused_kernels = {g.name_hint for g in fused.get_global_vars() if g.name_hint.startswith("fused_")}
+    assert len(wrapped) == len(fused_kernels)
     for hunk in wrapped:
         assert "Block" in [result.info_after[b].kind for _, b in hunk.matched]
+        assert "wrapped into a PrimFunc, replacing PrimFunc" in hunk.label
+    # The kernels FuseTIR merged are replaced by the new PrimFunc, not removed beside it.
+    merged = sorted(result.info_before[a].detail for h in wrapped for a in h.removed
+                    if result.info_before[a].kind == "PrimFunc")
+    assert merged == sorted("@" + n for n in ("matmul", "add", "relu", "matmul1", "add1"))
+    new = sorted(result.info_after[b].detail for h in wrapped for b in h.added
+                 if result.info_after[b].kind == "PrimFunc")
+    assert new == sorted("@" + n for n in fused_kernels)
 
 
 def _with_dead_code():
