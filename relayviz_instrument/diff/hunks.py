@@ -1,8 +1,10 @@
 """Grouping node-level changes into hunks that people recognise.
 
 * **wrapped** / **unwrapped**: a function that is new (gone), called from one place, whose body
-  holds paired nodes: FuseOps, MergeComposite (or their inverse). The hunk holds the
-  function, its call, its parameters, and the paired nodes it moved.
+  holds paired nodes: FuseOps, MergeComposite, FuseTIR (or their inverse). The hunk holds the
+  function, its call (with, in Relax, the GlobalVar it calls and the binding of its value),
+  its parameters, and the paired nodes it moved; a wrapped hunk also holds the gone functions
+  whose paired nodes it took (the kernels FuseTIR merged into one PrimFunc).
 * The remaining removed nodes form *regions* (connected in the before graph), the added ones
   regions in the after graph. A removed and an added region that feed the same input of the
   same paired node are one hunk; a changed node joins one region next to it (its inputs'
@@ -11,7 +13,8 @@
   two hunks). Then:
   **replaced** (both removed and added nodes: batch_norm expanded by SimplifyInference, a
   sub-graph folded to a Const), **merged** (only removed nodes, each region's output equal
-  to a paired node: EliminateCommonSubexpr), **removed**, **inserted** (only added nodes,
+  to a paired node: EliminateCommonSubexpr; or Relax alias bindings ``y = x`` and their
+  variables: CanonicalizeBindings), **removed**, **inserted** (only added nodes,
   sitting on an edge of the before graph: layout_transform), **added**, **changed** (one
   node's fields, nothing around it).
 * A rewired node borders the hunk of an input it read or reads now (a region, else a changed
@@ -245,14 +248,13 @@ def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int]
         return out
     # What stands at a call's site besides the call: the tuple items read through it, and in
     # Relax the name it calls (a GlobalVar) and the binding that holds its value.
-    site: Dict[int, List[int]] = {}
+    site: Dict[int, List[int]] = {call: [r for r in view.refs[call][:2] if view.kind[r] == "GlobalVar"]
+                                  for call in view.inlined.values()}
     for t in range(view.size):
         if view.kind[t] == "TupleGetItem" and view.refs[t] and view.canon[t] != t:
             site.setdefault(view.refs[t][0], []).append(t)
-        elif view.kind[t] in BINDING_KINDS and len(view.refs[t]) > 1:
-            site.setdefault(view.refs[t][1], []).extend(view.refs[t][:1] + [t])
-    for f, call in view.inlined.items():
-        site.setdefault(call, []).extend(r for r in view.refs[call][:2] if view.kind[r] == "GlobalVar")
+        elif view.kind[t] in BINDING_KINDS and len(view.refs[t]) > 1 and view.refs[t][1] in site:
+            site[view.refs[t][1]] += [view.refs[t][0], t]
     for f in sorted(view.inlined, reverse=True):  # outer functions come later in the order
         if partner[f] >= 0 or f in taken:
             continue

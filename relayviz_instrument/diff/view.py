@@ -16,7 +16,12 @@ bindings are read through:
   arguments and the call stands for the function's body (a ``TupleGetItem`` of a tuple body
   stands for the tuple's field). So the ``nn.relu`` that FuseOps moved into a primitive
   function still takes the ``add`` before it as input, and a consumer of the fused call still
-  reads the ``nn.relu``; what FuseOps added is the function, its call and its parameters;
+  reads the ``nn.relu``; what FuseOps added is the function, its call and its parameters.
+  The call may refer to the function node or to a module function by name (a ``GlobalVar``
+  callee: Relax's FuseOps, Relay's ``@main`` calling ``@f``) if the name has no other use
+  and the call is not inside the function (recursion). A PrimFunc that one Relax
+  ``call_tir`` names is inlined too, but the call keeps its arguments as inputs and stands
+  for itself: the PrimFunc's statements are its code, not the value's inputs;
 * a variable bound by a ``Let`` has the bound value as its one input (``binding``): what the
   variable stands for is what it is bound to, so two variables of one type and name are told
   apart by their binding, and a use that swapped them is a rewired use, not two rewired Lets.
