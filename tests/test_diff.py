@@ -393,6 +393,52 @@ def test_view_inlines_each_fused_function(fused_resnet_doc: Dict[str, Any]) -> N
         assert all(view.position[i] < view.position[r] for i in view.inputs[r])
 
 
+#: @f is called once by name, @g twice, @sum_to from @main and from itself, @spin only from itself.
+_GLOBAL_CALLS = """#[version = "0.0.5"]
+def @f(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] { nn.relu(add(%x, 1f)) }
+def @g(%y: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] { negative(%y) }
+def @sum_to(%n: int32, %acc: int32) -> int32 {
+  if (less_equal(%n, 0)) { %acc } else { @sum_to(subtract(%n, 1), add(%acc, %n)) }
+}
+def @spin(%k: int32) -> int32 { @spin(%k) }
+def @main(%a: Tensor[(2, 2), float32], %n: int32) -> (Tensor[(2, 2), float32], int32) {
+  (@g(@g(@f(%a))), @sum_to(%n, 0))
+}
+"""
+
+
+def test_view_reads_through_a_module_function_called_once_by_name() -> None:
+    from tvm import relay
+
+    doc = relayviz_instrument.to_relayviz(relay.transform.InferType()(relay.fromtext(_GLOBAL_CALLS)))
+    view = CanonicalGraph(doc)
+    f = view.functions["f"]
+    assert list(view.inlined) == [f]  # not @g (two calls), @sum_to or @spin (recursive), nor @main
+    call = view.inlined[f]
+    assert view.kind[call] == "Call" and view.nodes[view.refs[call][0]]["name"] == "f"
+    assert view.canon[call] == view.canon[view.refs[f][0]]
+    (x,) = view.refs[f][1:]
+    assert view.canon[x] == view.refs[view.functions["main"]][1]  # @main's %a
+
+
+def test_a_body_moved_into_a_global_function_is_wrapped() -> None:
+    from tvm import relay
+
+    def module(text: str) -> Dict[str, Any]:
+        return relayviz_instrument.to_relayviz(relay.transform.InferType()(relay.fromtext(text)))
+
+    head = '#[version = "0.0.5"]\n'
+    before = module(head + "def @main(%a: Tensor[(2, 2), float32]) { negative(nn.relu(add(%a, 1f))) }")
+    after = module(head + "def @f(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] { nn.relu(add(%x, 1f)) }\n"
+                   "def @main(%a: Tensor[(2, 2), float32]) { negative(@f(%a)) }")
+    result = diff(before, after)
+    assert [h.kind for h in result.hunks] == ["wrapped"]
+    (hunk,) = result.hunks
+    assert hunk.label == "add+nn.relu wrapped into a Function"
+    assert sorted(result.info_after[b].kind for b in hunk.added) == ["Call", "Function", "GlobalVar", "Var"]
+    assert not result.removed and not result.changed
+
+
 def test_documents_of_primfuncs_alone_and_an_empty_one() -> None:
     def primfunc(name: str, digest: str) -> Dict[str, Any]:
         return {"node_kind": "PrimFunc", "name": name, "digest": "sha256:" + digest * 32,

@@ -107,9 +107,6 @@ def test_report_json_of_legalize_ops_names_the_kernels(cnn_traced, capsys):
 
 
 @needs_torch
-@pytest.mark.xfail(strict=True, reason="the diff engine inlines only functions a Call refers to directly; Relax "
-                                       "FuseOps calls its new functions through a GlobalVar (diff/view.py, "
-                                       "CanonicalGraph._inline: see the Relax section of docs/format.md)")
 def test_report_fuse_ops_shows_wrapped_hunks(cnn_traced, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "160")
     _, trace, _ = cnn_traced

@@ -1,8 +1,10 @@
 """Grouping node-level changes into hunks that people recognise.
 
 * **wrapped** / **unwrapped**: a function that is new (gone), called from one place, whose body
-  holds paired nodes: FuseOps, MergeComposite (or their inverse). The hunk holds the
-  function, its call, its parameters, and the paired nodes it moved.
+  holds paired nodes: FuseOps, MergeComposite, FuseTIR (or their inverse). The hunk holds the
+  function, its call (with, in Relax, the GlobalVar it calls and the binding of its value),
+  its parameters, and the paired nodes it moved; a wrapped hunk also holds the gone functions
+  whose paired nodes it took (the kernels FuseTIR merged into one PrimFunc).
 * The remaining removed nodes form *regions* (connected in the before graph), the added ones
   regions in the after graph. A removed and an added region that feed the same input of the
   same paired node are one hunk; a changed node joins one region next to it (its inputs'
@@ -11,7 +13,8 @@
   two hunks). Then:
   **replaced** (both removed and added nodes: batch_norm expanded by SimplifyInference, a
   sub-graph folded to a Const), **merged** (only removed nodes, each region's output equal
-  to a paired node: EliminateCommonSubexpr), **removed**, **inserted** (only added nodes,
+  to a paired node: EliminateCommonSubexpr; or Relax alias bindings ``y = x`` and their
+  variables: CanonicalizeBindings), **removed**, **inserted** (only added nodes,
   sitting on an edge of the before graph: layout_transform), **added**, **changed** (one
   node's fields, nothing around it).
 * A rewired node borders the hunk of an input it read or reads now (a region, else a changed
@@ -26,6 +29,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
+from ..format.kinds import BINDING_KINDS
 from .changes import describe, function_role
 from .components import components
 from .model import Hunk, NodeMatch
@@ -62,6 +66,7 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
     taken_b: Set[int] = set()
     drafts += _wrapped(vb, va, b2a, taken_b, taken_a, "wrapped", before_side=False)
     drafts += _wrapped(va, vb, a2b, taken_a, taken_b, "unwrapped", before_side=True)
+    _emptied(va, a2b, drafts, taken_a)
 
     part_a = np.asarray(a2b, dtype=np.int64)
     part_b = np.asarray(b2a, dtype=np.int64)
@@ -239,10 +244,17 @@ def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int]
              kind: str, before_side: bool) -> List[_Draft]:
     """Hunks for the functions of ``view`` called once, absent from ``other``, holding paired nodes."""
     out = []
-    getters: Dict[int, List[int]] = {}
+    if not view.inlined:
+        return out
+    # What stands at a call's site besides the call: the tuple items read through it, and in
+    # Relax the name it calls (a GlobalVar) and the binding that holds its value.
+    site: Dict[int, List[int]] = {call: [r for r in view.refs[call][:2] if view.kind[r] == "GlobalVar"]
+                                  for call in view.inlined.values()}
     for t in range(view.size):
         if view.kind[t] == "TupleGetItem" and view.refs[t] and view.canon[t] != t:
-            getters.setdefault(view.refs[t][0], []).append(t)
+            site.setdefault(view.refs[t][0], []).append(t)
+        elif view.kind[t] in BINDING_KINDS and len(view.refs[t]) > 1 and view.refs[t][1] in site:
+            site[view.refs[t][1]] += [view.refs[t][0], t]
     for f in sorted(view.inlined, reverse=True):  # outer functions come later in the order
         if partner[f] >= 0 or f in taken:
             continue
@@ -251,7 +263,7 @@ def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int]
         inner = [r for r in scope if partner[r] >= 0 and view.kind[r] != "Op" and r not in taken]
         if not inner:
             continue
-        shell = [f, call] + view.refs[f][1:] + getters.get(call, [])
+        shell = [f, call] + view.refs[f][1:] + site.get(call, [])
         shell += [r for r in scope if partner[r] < 0 and view.kind[r] != "Op"]
         shell = sorted({r for r in shell if partner[r] < 0 and r not in taken})
         draft = _Draft(kind)
@@ -268,12 +280,40 @@ def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int]
     return out
 
 
+def _emptied(va: CanonicalGraph, a2b: Sequence[int], drafts: List[_Draft], taken_a: Set[int]) -> None:
+    """Gone functions whose paired nodes all moved into new functions join the hunk of the one
+    most of them went to: the kernels FuseTIR merges into one PrimFunc are replaced by it, not
+    removed beside it."""
+    into = {a: d for d in drafts if d.kind == "wrapped" for a in d.moved}
+    if not into:
+        return
+    for g in sorted(va.inlined):
+        if a2b[g] >= 0 or g in taken_a:
+            continue
+        scope = va.scope(g)
+        homes = [into.get(r) for r in scope if a2b[r] >= 0 and va.kind[r] != "Op"]
+        if not homes or None in homes:
+            continue
+        # The hunk most of them went to (the first on a tie): a constant two kernels shared
+        # went to one of them.
+        counts: Dict[int, int] = {}
+        for d in homes:
+            counts[id(d)] = counts.get(id(d), 0) + 1
+        draft = max(homes, key=lambda d: counts[id(d)])
+        shell = [r for r in [g] + va.refs[g][1:] + scope
+                 if a2b[r] < 0 and va.kind[r] != "Op" and r not in taken_a]
+        draft.removed.extend(shell)
+        taken_a.update(shell)
+
+
 def _classify(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequence[int],
               b2a: Sequence[int], matched_sigs: "_MatchedSignatures") -> str:
     if draft.removed and draft.added:
         return "replaced"
     if draft.removed:
         region = set(draft.removed)
+        if _aliases(va, region):
+            return "merged"
         outputs = [r for r in draft.removed if not any(u in region for u, _ in va.users[r])]
         if all(la.signature[r] in matched_sigs for r in outputs):
             return "merged"
@@ -286,6 +326,14 @@ def _classify(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, la: Labels,
             return "inserted"
         return "added"
     return "changed"
+
+
+def _aliases(view: CanonicalGraph, region: Set[int]) -> bool:
+    """Whether ``region`` is Relax alias bindings (``y = x``) and their variables: two names
+    for one value, of which CanonicalizeBindings keeps one."""
+    kind, refs = view.kind, view.refs
+    bindings = [r for r in region if kind[r] == "VarBinding" and len(refs[r]) == 2 and kind[refs[r][1]] == "Var"]
+    return bool(bindings) and region <= set(bindings).union(refs[r][0] for r in bindings)
 
 
 def _position(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int]) -> Tuple[int, int, int]:
@@ -318,6 +366,8 @@ def _names(view: CanonicalGraph, ranks: Iterable[int], calls_only: bool = False)
 
 
 def _function_phrase(view: CanonicalGraph, f: int) -> str:
+    if view.kind[f] == "PrimFunc":
+        return "a PrimFunc"
     role, name = function_role(view.nodes[f])
     if role == "Composite":
         return f"a Composite Function '{name}'"

@@ -148,6 +148,13 @@ class _Matcher:
         self.open_labels: Tuple[Set[int], Set[int]] = (set(), set())
         self.ia, self.ib = ia, ib
         self.lines: Optional[_Lines] = None
+        #: Global functions whose name both documents give to functions of different kinds
+        #: (FuseTIR makes a Relax function a PrimFunc): a name is a function's identity, so
+        #: they pair with nothing rather than with another function of their kind.
+        fa, fb = ia.graph.functions, ib.graph.functions
+        self.unpairable: Tuple[Set[int], Set[int]] = (
+            {fa[n] for n in fa if n in fb and self.A.l0[fa[n]] != self.B.l0[fb[n]]},
+            {fb[n] for n in fb if n in fa and self.A.l0[fa[n]] != self.B.l0[fb[n]]})
 
     # -- the phases ---------------------------------------------------------------------------
 
@@ -188,6 +195,8 @@ class _Matcher:
     def pair(self, a: int, b: int) -> bool:
         pa, pb = self.A.partner, self.B.partner
         if pa[a] >= 0 or pb[b] >= 0 or self.A.l0[a] != self.B.l0[b]:
+            return False
+        if a in self.unpairable[0] or b in self.unpairable[1]:
             return False
         pa[a] = b
         pb[b] = a
@@ -285,9 +294,10 @@ class _Matcher:
         """Pair ``nodes_a[i]`` with ``nodes_b[i]`` where both are unpaired (labels known equal);
         the pairs are not propagated from (the frontier is, later)."""
         pa, pb = self.A.partner, self.B.partner
+        no_a, no_b = self.unpairable
         made = 0
         for a, b in zip(nodes_a.tolist(), nodes_b.tolist()):
-            if pa[a] < 0 and pb[b] < 0:
+            if pa[a] < 0 and pb[b] < 0 and a not in no_a and b not in no_b:
                 pa[a] = b
                 pb[b] = a
                 self.recent.append(a)

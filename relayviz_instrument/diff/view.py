@@ -16,7 +16,12 @@ bindings are read through:
   arguments and the call stands for the function's body (a ``TupleGetItem`` of a tuple body
   stands for the tuple's field). So the ``nn.relu`` that FuseOps moved into a primitive
   function still takes the ``add`` before it as input, and a consumer of the fused call still
-  reads the ``nn.relu``; what FuseOps added is the function, its call and its parameters;
+  reads the ``nn.relu``; what FuseOps added is the function, its call and its parameters.
+  The call may refer to the function node or to a module function by name (a ``GlobalVar``
+  callee: Relax's FuseOps, Relay's ``@main`` calling ``@f``) if the name has no other use
+  and the call is not inside the function (recursion). A PrimFunc that one Relax
+  ``call_tir`` names is inlined too, but the call keeps its arguments as inputs and stands
+  for itself: the PrimFunc's statements are its code, not the value's inputs;
 * a variable bound by a ``Let`` has the bound value as its one input (``binding``): what the
   variable stands for is what it is bound to, so two variables of one type and name are told
   apart by their binding, and a use that swapped them is a rewired use, not two rewired Lets.
@@ -39,6 +44,8 @@ __all__ = ["CanonicalGraph", "UserIndex", "VARIADIC_KINDS"]
 
 #: Kinds whose inputs are a list whose length varies: aligned by content, not position.
 VARIADIC_KINDS = frozenset({"Tuple", "Function", "PatternTuple", "PatternConstructor", "Match"})
+#: Relax operators whose first argument names the PrimFunc they run.
+_KERNEL_CALLS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_tir_with_grad"})
 
 
 class CanonicalGraph:
@@ -119,18 +126,29 @@ class CanonicalGraph:
 
     def _inline(self) -> None:
         kind, refs, nodes = self.kind, self.refs, self.nodes
-        if kind.count("Function") <= len(self.roots):
-            return  # no function but the global ones
+        if "GlobalVar" not in kind and kind.count("Function") <= len(self.roots):
+            return  # no function but the global ones, and none called through a name
         uses = [0] * self.size
         for r in range(self.size):
             for t in refs[r]:
                 uses[t] += 1
+        named: Dict[Any, int] = {}  # uses of each global name, however many nodes spell it
+        for r, k in enumerate(kind):
+            if k == "GlobalVar":
+                name = nodes[r].get("name")
+                named[name] = named.get(name, 0) + uses[r]
         alias: Dict[int, int] = {}
         for c in range(self.size):
             if kind[c] != "Call" or not refs[c]:
                 continue
-            f = refs[c][0]
-            if kind[f] != "Function" or uses[f] != 1 or f in self.roots:
+            f = self._callee(c, uses, named)
+            if f < 0 or f in self.inlined:
+                continue
+            if kind[f] == "PrimFunc":
+                # A kernel: the call stays what computes the value (its inputs are the call's
+                # arguments); the statements of the PrimFunc, when written, are its code.
+                if refs[f]:
+                    self.inlined[f] = c
                 continue
             body, params, args = refs[f][0], refs[f][1:], refs[c][1:]
             if len(params) != len(args) or any(p in alias or p == body for p in params):
@@ -144,7 +162,7 @@ class CanonicalGraph:
         if canon is None:
             self.inlined = {}
             return
-        bodies = {refs[f][0] for f in self.inlined}
+        bodies = {refs[f][0] for f in self.inlined if kind[f] == "Function"}
         extra = {}
         for t in range(self.size):
             if kind[t] == "TupleGetItem" and refs[t]:
@@ -160,6 +178,32 @@ class CanonicalGraph:
                 self.inlined = {}
                 return
         self.canon = canon
+
+    def _callee(self, c: int, uses: List[int], named: Mapping[Any, int]) -> int:
+        """The function call ``c`` alone calls, to be read through; -1 if there is none.
+
+        A call refers to a function directly (Relay's primitive functions), or by its name: a
+        ``GlobalVar`` as the callee (a module function) or as the first argument of a Relax
+        ``call_tir`` (a PrimFunc). Through a name, the name must have no other use (a second
+        call, or a reference that passes the function as a value) and the call must not sit
+        in the function itself (recursion)."""
+        kind, refs = self.kind, self.refs
+        callee = refs[c][0]
+        if kind[callee] == "Function":
+            return callee if uses[callee] == 1 and callee not in self.roots else -1
+        if kind[callee] == "GlobalVar":
+            want = "Function"
+        elif self.op_name(c) in _KERNEL_CALLS and len(refs[c]) > 1 and kind[refs[c][1]] == "GlobalVar":
+            callee, want = refs[c][1], "PrimFunc"
+        else:
+            return -1
+        name = self.nodes[callee].get("name")
+        f = self.functions.get(name, -1) if isinstance(name, str) else -1
+        if f < 0 or kind[f] != want or named[name] != 1 or uses[f] != 0:
+            return -1
+        if want == "Function" and c in self.scope(f):
+            return -1
+        return f
 
     def _resolve(self, alias: Dict[int, int]) -> Optional[List[int]]:
         canon = list(range(self.size))
@@ -246,10 +290,11 @@ class CanonicalGraph:
         return self.nodes[op].get("name") if op >= 0 else None
 
     def scope(self, f: int) -> List[int]:
-        """The nodes of function ``f``'s body: reachable from it without leaving through a parameter."""
-        params = set(self.refs[f][1:])
+        """The nodes of function ``f``'s body: reachable from it without leaving through a parameter
+        (a PrimFunc's: its statements)."""
+        params = set(self.refs[f][1:]) if self.kind[f] == "Function" else set()
         seen = {f}
-        stack = [self.refs[f][0]]
+        stack = list(self.refs[f][:1])
         out = []
         while stack:
             r = stack.pop()
