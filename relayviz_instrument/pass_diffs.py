@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 import orjson
 
 from ._files import atomic_write_bytes
-from .diff import DIFF_VERSION, GraphDiff, diff
+from .diff import DIFF_VERSION, GraphDiff, IndexedDocument, diff, index_document
 from .errors import RelayVizIOError
 from .format import INFERRED_TYPE_KINDS
 from .pipeline import Credit
@@ -45,6 +45,7 @@ class PassDiffs:
         self.trace = trace
         self._keep = keep_documents  # None: every document read stays in memory
         self._documents: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
+        self._indexes: "OrderedDict[str, IndexedDocument]" = OrderedDict()
         self._diffs: Dict[Tuple[str, str, bool], GraphDiff] = {}
         self._cache_file: Optional[Path] = None
         self._summaries: Dict[str, Dict[str, Any]] = {}
@@ -65,6 +66,18 @@ class PassDiffs:
         else:
             self._documents.move_to_end(ref)
         return doc
+
+    def indexed(self, ref: str) -> IndexedDocument:
+        """The snapshot ``ref`` indexed for diffing: a trace diffs most snapshots twice (as the
+        after of one pass and the before of the next), and the index is made once."""
+        index = self._indexes.get(ref)
+        if index is None:
+            index = self._indexes[ref] = index_document(self.document(ref))
+            while self._keep is not None and len(self._indexes) > self._keep:
+                self._indexes.popitem(last=False)
+        else:
+            self._indexes.move_to_end(ref)
+        return index
 
     def diff(self, record: PassRecord) -> Optional[GraphDiff]:
         """The diff of a pass that changed the module (``None`` for any other record)."""
@@ -89,10 +102,12 @@ class PassDiffs:
         found = self._diffs.get((before, after, ignore_types))
         if found is not None:
             return found
-        a, b = self.document(before), self.document(after)
         if ignore_types:
-            a, b = without_inferred_types(a), without_inferred_types(b)
-        result = self._diffs[(before, after, ignore_types)] = diff(a, b)
+            result = diff(without_inferred_types(self.document(before)),
+                          without_inferred_types(self.document(after)))
+        else:
+            result = diff(self.indexed(before), self.indexed(after))
+        self._diffs[(before, after, ignore_types)] = result
         key = f"{before}-{after}" + ("-untyped" if ignore_types else "")
         if key not in self._summaries:
             self._summaries[key] = result.summary
