@@ -14,7 +14,7 @@ import random
 from typing import Any, Dict, List, Tuple
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from diffgraphs import Graph, accuracy, mutate, synthetic, true_pairing
@@ -136,6 +136,9 @@ def test_the_edit_script_rebuilds_the_after_graph(real_documents, seed: int, siz
 
 
 @given(seed=seeds, size=st.integers(min_value=100, max_value=600), k=edit_counts, anon=anonymous)
+# Found by CI (issue 12): the block deleted by a rewire was the first of two alike blocks, and a
+# run held by the pair of their operator's Op line paired the second with the deleted one.
+@example(seed=38799, size=100, k=2, anon=False)
 def test_known_edits_are_found(seed: int, size: int, k: int, anon: bool) -> None:
     """No edit, however ambiguous, throws the pairing far off: at least 90% of the pairs are
     right on every example, and the edits the diff implies are at most twice the true ones

@@ -1160,7 +1160,9 @@ class _Lines:
         good, both_free = self.good(span, d)
         run = np.cumsum(~good)
         first = np.full(int(run[-1]) + 1, hi, dtype=np.int64)  # each run's lowest pair
-        pairs = good & (self.at[span] == span + d)
+        # An Op line is paired by its first use (exact signatures), wherever that moved: it
+        # holds no run, or deleting the first of alike calls would shift the run onto the next.
+        pairs = good & (self.at[span] == span + d) & ~self.op_a[span]
         np.minimum.at(first, run[pairs], span[pairs])
         return span[good & (span > first[run]) & both_free]
 
