@@ -37,21 +37,22 @@ def align(xs: Sequence[Hashable], ys: Sequence[Hashable], cells: int = _CELLS, s
 
 
 def _slide(xs: Sequence[Hashable], ys: Sequence[Hashable], out: List[Tuple[int, int]]) -> None:
-    """Move every edit inside a run of equal items to the run's end, in place: each pair takes
-    the unpaired items equal to it just before it, and a pure insertion or deletion between
-    two pairs is rotated past the item after it when that equals its first. A gap aligned
+    """Move every edit inside a run of equal items to the run's end, in place. A gap aligned
     after its common suffix (an edit further up stopped the prefix) has its runs matched from
-    the end, which would put an item repeated in a run at the run's start: sliding makes
-    where an edit lands independent of the rest of the lists."""
+    the end, which would put an item repeated in a run at the run's start. So a pure
+    insertion or deletion between two pairs is rotated past the item after it while that
+    equals its first, and a pair takes the unpaired items equal to it just before it, unless
+    its gap holds as many items on each side: those read as items changed one for one."""
     pi = pj = -1
     for t, (i, j) in enumerate(out):
-        while j - 1 > pj and ys[j - 1] == ys[j]:
-            j -= 1
-        while i - 1 > pi and xs[i - 1] == xs[i]:
-            i -= 1
-        if i == pi + 1 and j > pj + 1 and ys[pj + 1] == ys[j]:
+        if i - pi != j - pj:
+            while j - 1 > pj and ys[j - 1] == ys[j]:
+                j -= 1
+            while i - 1 > pi and xs[i - 1] == xs[i]:
+                i -= 1
+        if t and i == pi + 1 and j > pj + 1 and ys[pj + 1] == ys[j]:
             j = pj + 1  # the inserted ys[pj + 2 .. j] now follow xs[i]
-        elif j == pj + 1 and i > pi + 1 and xs[pi + 1] == xs[i]:
+        elif t and j == pj + 1 and i > pi + 1 and xs[pi + 1] == xs[i]:
             i = pi + 1
         out[t] = (i, j)
         pi, pj = i, j
