@@ -146,6 +146,24 @@ def test_known_edits_are_found(seed: int, size: int, k: int, anon: bool) -> None
     """No edit, however ambiguous, throws the pairing far off: at least 90% of the pairs are
     right on every example, and the edits the diff implies are at most twice the true ones
     (the corpus of test_diff_accuracy.py measures how right, per kind of edit)."""
+    check_known_edits(seed, size, k, anon)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Eight edits within the first blocks of a 101-node graph (named variables): propagation down "
+    "from the pairs above (diff/matching.py, _Matcher.down and slot) pairs the block that 'repeat "
+    "block, new weights' copied (conv2d, tanh, add) with its copy instead of itself, and from "
+    "there up (_Matcher.look_up, pair_group) the split block that a rewire left unused with the "
+    "next split block: the diff costs as many edits as the truth (25), but 9 of 84 pairs are "
+    "neither true nor an equally good reading (precision 0.89, recall 0.88)"))
+def test_known_edits_are_found_in_a_graph_edited_all_over_its_first_blocks() -> None:
+    """A counterexample to test_known_edits_are_found the engine does not get right yet (found
+    by a search over 12,000 seeds; see the reason)."""
+    check_known_edits(seed=514792095, size=101, k=8, anon=False)
+
+
+def check_known_edits(seed: int, size: int, k: int, anon: bool) -> None:
+    """The body of test_known_edits_are_found, for one example."""
     before, after, done, rng = edited_pair(seed, size, k, [], 0)
     (a, ids_a), (b, ids_b) = before.render(rng, anon), after.render(rng, anon)
     result = diff(a, b)
