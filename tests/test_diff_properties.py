@@ -162,6 +162,19 @@ def test_known_edits_are_found_in_a_graph_edited_all_over_its_first_blocks() -> 
     check_known_edits(seed=514792095, size=101, k=8, anon=False)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "Anonymous variables, eight edits, the block whose exit is uid 26 repeated twice: the block "
+    "alignment (diff/matching.py, _Matcher.align_blocks, keys from diff/blocks.py _block_keys) keys "
+    "the original block differently from its first copy, whose key alone equals the before block's "
+    "(a leaf counts by its label, so the weight both copies share no longer tells them apart), and "
+    "anchors the before block on that copy; the pairs around it follow (68 of 82 pairs right, 62 "
+    "edits for the truth's 52). A regression of the leaf keys, which fix seed 16111254: the "
+    "engine before them pairs 81 of 85 right"))
+def test_known_edits_are_found_with_a_block_repeated_twice_among_other_edits() -> None:
+    """A counterexample to test_known_edits_are_found (found by the same search; see the reason)."""
+    check_known_edits(seed=3949319704, size=132, k=8, anon=True)
+
+
 def check_known_edits(seed: int, size: int, k: int, anon: bool) -> None:
     """The body of test_known_edits_are_found, for one example."""
     before, after, done, rng = edited_pair(seed, size, k, [], 0)
