@@ -175,6 +175,18 @@ def test_known_edits_are_found_with_a_block_repeated_twice_among_other_edits() -
     check_known_edits(seed=3949319704, size=132, k=8, anon=True)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "Anonymous variables, one rewire: the rewire changes which nodes every path from the output "
+    "to the input passes, so the two spines differ below it, and the block alignment "
+    "(diff/matching.py, _Matcher.align_blocks) anchors the before block ending at the nn.relu of "
+    "uid 14 on the after block ending at the nn.relu of uid 35 (equal keys, unique in the gap "
+    "left between the spines): one wrong pair, but 6 edits for the truth's 1. Found by "
+    "hypothesis while this branch was tested; the engine on main gets the same wrong answer"))
+def test_known_edits_are_found_when_a_rewire_changes_the_spine() -> None:
+    """A counterexample to test_known_edits_are_found (hypothesis; see the reason)."""
+    check_known_edits(seed=4816, size=125, k=1, anon=True)
+
+
 def check_known_edits(seed: int, size: int, k: int, anon: bool) -> None:
     """The body of test_known_edits_are_found, for one example."""
     before, after, done, rng = edited_pair(seed, size, k, [], 0)
