@@ -454,3 +454,17 @@ def test_documents_of_primfuncs_alone_and_an_empty_one() -> None:
     empty = {"format": "relayviz", "version": [1, 1], "ir": "tir", "nodes": []}
     assert diff(before, empty).removed == (0, 1)
     assert diff(empty, empty).is_empty
+
+
+def test_block_alignment_puts_an_item_repeated_in_a_run_last() -> None:
+    from relayviz_instrument.diff.align import align
+
+    # The common prefix stops at z/y, so the run of R is matched from its end: sliding moves
+    # the inserted R after the paired one, as the prefix would have.
+    assert align("zRb", "yRRb", cells=0) == [(1, 2), (2, 3)]
+    assert align("zRb", "yRRb", cells=0, slide=True) == [(1, 1), (2, 3)]
+    assert align("zAbRQc", "yAbRQRQc", cells=0) == [(1, 1), (2, 2), (3, 5), (4, 6), (5, 7)]
+    assert align("zAbRQc", "yAbRQRQc", cells=0, slide=True) == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 7)]
+    assert align("zRRRb", "yRb", cells=0, slide=True) == [(1, 1), (4, 2)]
+    # a gap of as many items on each side reads as items changed one for one: no slide
+    assert align("zEEb", "ycEb", cells=0, slide=True) == [(2, 2), (3, 3)]

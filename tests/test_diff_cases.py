@@ -120,6 +120,45 @@ def test_a_bottleneck_repeated_or_deleted_is_one_block(resnet50_bottlenecks, nam
     assert len(result.rewired) <= 3
 
 
+def residual_chain(repeats: List[int], first: str) -> Dict[str, Any]:
+    """``first`` (relu or tanh) of the input, then blocks ``i`` of relu and a residual unit
+    (conv2d, sigmoid, add of the unit's input), unit ``i`` repeated ``repeats[i]`` times with
+    one weight: a repeated unit shares its weight with the original."""
+    x = relay.var("data", shape=(1, 4, 8, 8))
+    params = [x]
+    y = relay.nn.relu(x) if first == "relu" else relay.tanh(x)
+    for i, count in enumerate(repeats):
+        w = relay.var(f"w{i}", shape=(4, 4, 3, 3))
+        params.append(w)
+        y = relay.nn.relu(y)
+        for _ in range(count):
+            y = relay.add(y, relay.sigmoid(relay.nn.conv2d(y, w, padding=(1, 1))))
+    return to_relayviz(relay.transform.InferType()(tvm.IRModule.from_expr(relay.Function(params, y))))
+
+
+@pytest.mark.parametrize("names", ["named", "anonymous"])
+@pytest.mark.parametrize("first", ["relu", "tanh"])
+def test_a_unit_repeated_with_its_weight_is_the_later_copy(names: str, first: str) -> None:
+    """The copy of a unit reads the original's output, so the copy is what was added and the
+    relu above it is the one node rewired (the other reading rewires the original's conv2d
+    and add). With the first call replaced too (``tanh``), the chains differ below the unit:
+    the block alignment must not take the run of units from its other end."""
+    before, after = residual_chain([1, 1, 1, 1], "relu"), residual_chain([1, 2, 1, 1], first)
+    if names == "anonymous":
+        before, after = anonymous(before), anonymous(after)
+    result = diff(before, after)
+    calls = Counter(op_name(after, y) for y in result.added if after["nodes"][y]["node_kind"] == "Call")
+    assert calls == Counter({"nn.conv2d": 1, "sigmoid": 1, "add": 1, **({"tanh": 1} if first == "tanh" else {})})
+    added = set(result.added)
+    conv = next(y for y in added if op_name(after, y) == "nn.conv2d")
+    # the new unit is the later copy: it reads the original's add, which is paired
+    assert op_name(after, after["nodes"][conv]["args"][0]) == "add" and after["nodes"][conv]["args"][0] not in added
+    rewired = list(result.rewired)
+    assert [op_name(before, m.before) for m in rewired] == ["nn.relu"] * (2 if first == "tanh" else 1)
+    assert all(any(i in added for i in after["nodes"][m.after]["args"]) for m in rewired)
+    assert not result.changed and [op_name(before, x) for x in result.removed] == (["nn.relu"] if first == "tanh" else [])
+
+
 @pytest.fixture(scope="module")
 def lstm() -> Dict[str, Any]:
     """The LSTM of tvm.relay.testing: Let-bound variables all through."""

@@ -14,7 +14,7 @@ import random
 from typing import Any, Dict, List, Tuple
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from diffgraphs import Graph, accuracy, mutate, synthetic, true_pairing
@@ -136,10 +136,59 @@ def test_the_edit_script_rebuilds_the_after_graph(real_documents, seed: int, siz
 
 
 @given(seed=seeds, size=st.integers(min_value=100, max_value=600), k=edit_counts, anon=anonymous)
+# Found by CI (issue 12): the block deleted by a rewire was the first of two alike blocks, and a
+# run held by the pair of their operator's Op line paired the second with the deleted one.
+@example(seed=38799, size=100, k=2, anon=False)
+# Found by the search for more (make fuzz's profile): blocks repeated after an edit further up
+# the chain were aligned from the run's other end (diff/align.py, slide).
+@example(seed=16111254, size=106, k=6, anon=True)
 def test_known_edits_are_found(seed: int, size: int, k: int, anon: bool) -> None:
     """No edit, however ambiguous, throws the pairing far off: at least 90% of the pairs are
     right on every example, and the edits the diff implies are at most twice the true ones
     (the corpus of test_diff_accuracy.py measures how right, per kind of edit)."""
+    check_known_edits(seed, size, k, anon)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Eight edits within the first blocks of a 101-node graph (named variables): propagation down "
+    "from the pairs above (diff/matching.py, _Matcher.down and slot) pairs the block that 'repeat "
+    "block, new weights' copied (conv2d, tanh, add) with its copy instead of itself, and from "
+    "there up (_Matcher.look_up, pair_group) the split block that a rewire left unused with the "
+    "next split block: the diff costs as many edits as the truth (25), but 9 of 84 pairs are "
+    "neither true nor an equally good reading (precision 0.89, recall 0.88)"))
+def test_known_edits_are_found_in_a_graph_edited_all_over_its_first_blocks() -> None:
+    """A counterexample to test_known_edits_are_found the engine does not get right yet (found
+    by a search over 12,000 seeds; see the reason)."""
+    check_known_edits(seed=514792095, size=101, k=8, anon=False)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Anonymous variables, eight edits, the block whose exit is uid 26 repeated twice: the block "
+    "alignment (diff/matching.py, _Matcher.align_blocks, keys from diff/blocks.py _block_keys) keys "
+    "the original block differently from its first copy, whose key alone equals the before block's "
+    "(a leaf counts by its label, so the weight both copies share no longer tells them apart), and "
+    "anchors the before block on that copy; the pairs around it follow (68 of 82 pairs right, 62 "
+    "edits for the truth's 52). A regression of the leaf keys, which fix seed 16111254: the "
+    "engine before them pairs 81 of 85 right"))
+def test_known_edits_are_found_with_a_block_repeated_twice_among_other_edits() -> None:
+    """A counterexample to test_known_edits_are_found (found by the same search; see the reason)."""
+    check_known_edits(seed=3949319704, size=132, k=8, anon=True)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Anonymous variables, one rewire: the rewire changes which nodes every path from the output "
+    "to the input passes, so the two spines differ below it, and the block alignment "
+    "(diff/matching.py, _Matcher.align_blocks) anchors the before block ending at the nn.relu of "
+    "uid 14 on the after block ending at the nn.relu of uid 35 (equal keys, unique in the gap "
+    "left between the spines): one wrong pair, but 6 edits for the truth's 1. Found by "
+    "hypothesis while this branch was tested; the engine on main gets the same wrong answer"))
+def test_known_edits_are_found_when_a_rewire_changes_the_spine() -> None:
+    """A counterexample to test_known_edits_are_found (hypothesis; see the reason)."""
+    check_known_edits(seed=4816, size=125, k=1, anon=True)
+
+
+def check_known_edits(seed: int, size: int, k: int, anon: bool) -> None:
+    """The body of test_known_edits_are_found, for one example."""
     before, after, done, rng = edited_pair(seed, size, k, [], 0)
     (a, ids_a), (b, ids_b) = before.render(rng, anon), after.render(rng, anon)
     result = diff(a, b)

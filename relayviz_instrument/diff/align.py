@@ -20,14 +20,42 @@ __all__ = ["align"]
 _CELLS = 4096
 
 
-def align(xs: Sequence[Hashable], ys: Sequence[Hashable], cells: int = _CELLS) -> List[Tuple[int, int]]:
+def align(xs: Sequence[Hashable], ys: Sequence[Hashable], cells: int = _CELLS, slide: bool = False
+          ) -> List[Tuple[int, int]]:
     """Index pairs ``(i, j)`` with ``xs[i] == ys[j]``, increasing in both, of a long common
     subsequence of ``xs`` and ``ys`` (the longest when the lists are short). Gaps of more
-    than ``cells`` cells (``cells=0``: every gap) are aligned by unique keys only."""
+    than ``cells`` cells (``cells=0``: every gap) are aligned by unique keys only. With
+    ``slide``, an item inserted or deleted in a run of equal items is the run's last, wherever
+    the rest of the lists put the gap (the blocks of a chain: a block repeated is its later
+    copy)."""
     out: List[Tuple[int, int]] = []
     _gap(xs, ys, 0, len(xs), 0, len(ys), out, cells)
     out.sort()
+    if slide:
+        _slide(xs, ys, out)
     return out
+
+
+def _slide(xs: Sequence[Hashable], ys: Sequence[Hashable], out: List[Tuple[int, int]]) -> None:
+    """Move every edit inside a run of equal items to the run's end, in place. A gap aligned
+    after its common suffix (an edit further up stopped the prefix) has its runs matched from
+    the end, which would put an item repeated in a run at the run's start. So a pure
+    insertion or deletion between two pairs is rotated past the item after it while that
+    equals its first, and a pair takes the unpaired items equal to it just before it, unless
+    its gap holds as many items on each side: those read as items changed one for one."""
+    pi = pj = -1
+    for t, (i, j) in enumerate(out):
+        if i - pi != j - pj:
+            while j - 1 > pj and ys[j - 1] == ys[j]:
+                j -= 1
+            while i - 1 > pi and xs[i - 1] == xs[i]:
+                i -= 1
+        if t and i == pi + 1 and j > pj + 1 and ys[pj + 1] == ys[j]:
+            j = pj + 1  # the inserted ys[pj + 2 .. j] now follow xs[i]
+        elif t and j == pj + 1 and i > pi + 1 and xs[pi + 1] == xs[i]:
+            i = pi + 1
+        out[t] = (i, j)
+        pi, pj = i, j
 
 
 def _gap(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: int, j1: int,

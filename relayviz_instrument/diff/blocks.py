@@ -112,6 +112,11 @@ def _block_keys(index: IndexedDocument, exits: List[int], owner: List[int]) -> L
             for i in inputs[r]:
                 if i == entry:
                     ins.append("entry")
+                elif not inputs[i]:
+                    # A leaf (weight, constant, Op) belongs to the block of the dominator of all
+                    # its users: a block repeated with its weights moves them to the copy above,
+                    # so where a leaf is owned says nothing of the block that reads it.
+                    ins.append(("leaf", l3[i]))
                 elif i in rel:
                     ins.append(rel[i])
                 else:

@@ -272,7 +272,9 @@ class _Matcher:
         ba, bb = spine_blocks(self.ia), spine_blocks(self.ib)
         if ba is None or bb is None:
             return
-        for i, j in align(ba.keys, bb.keys, cells=0):  # where it is sure: runs and unique blocks
+        # Where it is sure (runs and unique blocks); a block repeated is the later copy, as a
+        # pass that repeats a block leaves the first one reading what it read.
+        for i, j in align(ba.keys, bb.keys, cells=0, slide=True):
             a, b = ba.exits[i], bb.exits[j]
             entry_a, entry_b = (ba.exits[i - 1] if i else -1), (bb.exits[j - 1] if j else -1)
             for x, y in relative_pairs(self.ia, self.ib, a, b, entry_a, entry_b, ba.owner, bb.owner):
@@ -1160,7 +1162,9 @@ class _Lines:
         good, both_free = self.good(span, d)
         run = np.cumsum(~good)
         first = np.full(int(run[-1]) + 1, hi, dtype=np.int64)  # each run's lowest pair
-        pairs = good & (self.at[span] == span + d)
+        # An Op line is paired by its first use (exact signatures), wherever that moved: it
+        # holds no run, or deleting the first of alike calls would shift the run onto the next.
+        pairs = good & (self.at[span] == span + d) & ~self.op_a[span]
         np.minimum.at(first, run[pairs], span[pairs])
         return span[good & (span > first[run]) & both_free]
 
