@@ -187,6 +187,15 @@ def test_known_edits_are_found_when_a_rewire_changes_the_spine() -> None:
     check_known_edits(seed=4816, size=125, k=1, anon=True)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "Anonymous variables, eight edits on a 139-node graph: 104 of 109 pairs right, recall 0.88 "
+    "(the engine before the leaf keys and the slide: 102 of 109). Found by the last search over "
+    "3,000 seeds; the cause is not diagnosed yet"))
+def test_known_edits_are_found_in_a_small_graph_with_eight_edits() -> None:
+    """A counterexample to test_known_edits_are_found (found by a search; see the reason)."""
+    check_known_edits(seed=1003355391, size=139, k=8, anon=True)
+
+
 def check_known_edits(seed: int, size: int, k: int, anon: bool) -> None:
     """The body of test_known_edits_are_found, for one example."""
     before, after, done, rng = edited_pair(seed, size, k, [], 0)
