@@ -652,18 +652,18 @@ class _Matcher:
                 self.look_up(A, ua, ub)
                 self.look_up(B, ub, ua)
             return
-        groups: Dict[Tuple[int, int], Tuple[List[int], List[int]]] = {}
+        # (dicts as ordered sets: a node read by thousands of users must not cost their square)
+        groups: Dict[Tuple[int, int], Tuple[Dict[int, None], Dict[int, None]]] = {}
         for u, p in ua:
-            members = groups.setdefault((A.l0[u], -1 if A.kind[u] in VARIADIC_KINDS else p), ([], []))[0]
-            if u not in members:
-                members.append(u)
+            groups.setdefault((A.l0[u], -1 if A.kind[u] in VARIADIC_KINDS else p), ({}, {}))[0][u] = None
         for v, q in ub:
             group = groups.get((B.l0[v], -1 if B.kind[v] in VARIADIC_KINDS else q))
-            if group is not None and v not in group[1]:
-                group[1].append(v)
-        for us, vs in groups.values():
-            if not vs:
+            if group is not None:
+                group[1][v] = None
+        for members, others in groups.values():
+            if not others:
                 continue
+            us, vs = list(members), list(others)
             if len(us) == 1 and len(vs) == 1:
                 self.user_pair(us[0], vs[0])
             else:
@@ -788,6 +788,8 @@ class _Matcher:
         Not when the node taken as inserted has a counterpart among the users of the user:
         then that user was deleted, which one edit explains, and looking from the other side
         finds it."""
+        if len(mine) > _MAX_GROUP or len(theirs) > _MAX_GROUP:
+            return  # a node read by many (a shared weight or input): climb stops at such nodes too
         o = s.other
         sp, op_, sl, ol = s.partner, o.partner, s.l0, o.l0
         wanted = self.open_labels[1 if s.is_a else 0]
