@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import platform
 import subprocess
 import sys
@@ -254,4 +255,7 @@ def test_the_atheris_target_runs_clean_on_a_short_run(tmp_path):
                            f"-artifact_prefix={tmp_path / 'crashes'}/", str(tmp_path / "corpus")],
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert f"Done {runs} runs" in done.stderr and not list((tmp_path / "crashes").iterdir())
+    # libFuzzer may run a few more inputs than -runs asks (162 for 150 in one CI run)
+    ran = re.search(r"Done (\d+) runs", done.stderr)
+    assert ran is not None and int(ran.group(1)) >= runs, done.stderr[-2000:]
+    assert not list((tmp_path / "crashes").iterdir())
