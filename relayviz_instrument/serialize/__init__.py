@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import Any, Dict, Optional, Protocol
+from typing import Any, Dict, Protocol
 
 from ..errors import RelayVizDependencyError, RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, encode

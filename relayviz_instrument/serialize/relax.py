@@ -176,8 +176,7 @@ class RelaxSerializer:
     # -- cached conversions -------------------------------------------------------------------
 
     def type_of(self, obj: Any) -> Optional[Dict[str, Any]]:
-        ty = expr_type(obj)
-        return None if ty is None else self._types.get(ty, relax_type)
+        return self._converted_type(expr_type(obj))
 
     def _converted_type(self, ty: Any) -> Optional[Dict[str, Any]]:
         return None if ty is None else self._types.get(ty, relax_type)
@@ -196,7 +195,7 @@ class RelaxSerializer:
             return handler(obj)
         if name in _PRIM_CLASSES:  # TVM 0.2x: a scalar TIR value in a Relax expression
             return leaf({"node_kind": "PrimValue", "value": _prim_json(obj), "dtype": prim_dtype(obj)})
-        if not hasattr(obj, "__class__") or not type(obj).__module__.startswith("tvm"):
+        if not type(obj).__module__.startswith("tvm"):
             raise RelayVizSerializeError(
                 f"cannot serialize {type(obj).__name__!r}: expected a Relax expression, function or IRModule")
         return leaf({"node_kind": "Opaque", "type_key": type_key(obj)})

@@ -360,13 +360,28 @@ def attrs_to_json(attrs: Any) -> Dict[str, Any]:
     return {name: attr_value(getattr(attrs, name)) for name in object_fields(attrs)}
 
 
+#: The bool fields of each Attrs class with a Python class of its own (one TVM type each).
+_BOOLEAN_FIELDS: Dict[type, "frozenset[str]"] = {}
+
+
 def _boolean_fields(attrs: Any) -> "frozenset[str]":
-    """The fields an Attrs class declares as ``bool``: TVM hands them to Python as 0 and 1."""
-    try:
-        infos = attrs.list_field_info()
-    except Exception:  # an Attrs class without field information (or a TVM without the method)
-        return frozenset()
-    return frozenset(str(f.name) for f in infos if str(f.type_info).split(",")[0].strip() == "bool")
+    """The fields an Attrs class declares as ``bool``: TVM hands them to Python as 0 and 1.
+
+    They depend on the class only, so they are read through TVM's reflection once per class
+    (not once per call node); the base ``Attrs`` class may stand for several types and is
+    read every time.
+    """
+    cls = type(attrs)
+    found = _BOOLEAN_FIELDS.get(cls)
+    if found is None:
+        try:
+            infos = attrs.list_field_info()
+        except Exception:  # an Attrs class without field information (or a TVM without the method)
+            return frozenset()
+        found = frozenset(str(f.name) for f in infos if str(f.type_info).split(",")[0].strip() == "bool")
+        if cls is not tvm.ir.Attrs:
+            _BOOLEAN_FIELDS[cls] = found
+    return found
 
 
 def virtual_device_to_json(device: Any) -> Dict[str, Any]:
