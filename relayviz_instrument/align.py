@@ -149,7 +149,7 @@ def align(trace_a: Any, trace_b: Any) -> Alignment:
         if ref_a is None or ref_b is None:
             return True, None
         if (ref_a, ref_b) not in diffs:
-            found = diff(sides[0].docs.document(ref_a), sides[1].docs.document(ref_b))
+            found = diff(sides[0].docs.indexed(ref_a), sides[1].docs.indexed(ref_b))
             diffs[(ref_a, ref_b)] = None if found.is_empty else found
         result = diffs[(ref_a, ref_b)]
         return result is not None, result

@@ -45,6 +45,10 @@ class Build:
         """``build 2: events #388 to #775``."""
         return f"build {self.number}: events #{self.first} to #{self.last}"
 
+    def members(self, by_index: Mapping[int, PassRecord]) -> List[PassRecord]:
+        """The records of this compilation: its pass events, then what it built."""
+        return [by_index[i] for i in self.events + [a.index for a in self.artifacts]]
+
 
 def split_builds(records: Sequence[PassRecord]) -> List[Build]:
     """The compilations of a trace, in order (one, for most traces)."""

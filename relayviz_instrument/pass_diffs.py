@@ -129,10 +129,6 @@ class PassDiffs:
         """The summary of what a pass did itself: its parts' summaries added up (empty: nothing)."""
         return add_summaries([self.pair_summary(a, b, ignore_types=untyped) for a, b, untyped in credit.parts])
 
-    def untyped(self, ref: str) -> bool:
-        """Whether snapshot ``ref`` has expressions that type inference has not reached."""
-        return any(n["node_kind"] in INFERRED_TYPE_KINDS and "type" not in n for n in self.document(ref)["nodes"])
-
     def summaries(self, records: Iterable[PassRecord]) -> Dict[int, Dict[str, Any]]:
         """Summaries by record index for the changed passes among ``records``; saves the cache."""
         out = {}

@@ -20,7 +20,7 @@ to position 0 gives the input module's nodes a node stems from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .diff import GraphDiff, Hunk, NodeInfo, NodeMatch

@@ -133,7 +133,7 @@ def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None, *,
     diffs = PassDiffs(trace)
     reports = []
     for build in split_builds(records):
-        members = [by_index[i] for i in build.events + [a.index for a in build.artifacts]]
+        members = build.members(by_index)
         roles = event_roles(members)
         credit = credits(members)
         found: List[PassChange] = []

@@ -29,15 +29,8 @@ from .pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, event_roles, p
 from .names import shorten
 from .store import PassRecord
 
-__all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "select_records", "show_trace",
+__all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "show_trace",
            "trace_notes", "changed_text"]
-
-
-def select_records(records: Sequence[PassRecord], *, everything: bool = False) -> List[PassRecord]:
-    """The records a pass table shows: by default those that changed the module or failed."""
-    if everything:
-        return list(records)
-    return [r for r in records if r.changed or r.error is not None]
 
 
 #: Characters between two columns of the pass table: padding 1 each side, collapsed to one,
@@ -118,7 +111,7 @@ def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> Li
                      + RECORD_GRAPH_FIX)
     if gaps is None:
         by_index = {r.index: r for r in records}
-        gaps = len([g for b in builds for g in pipeline_gaps(_members(b, by_index))])
+        gaps = len([g for b in builds for g in pipeline_gaps(b.members(by_index))])
     if gaps:
         notes.append(f"the module changed {gaps} time(s) outside any recorded pass (rows '(outside any "
                      "pass)'): code between passes, or passes run under a PassContext of their own, as "
@@ -130,11 +123,6 @@ def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> Li
             why[r.note] = why.get(r.note, 0) + 1
     notes.extend(f"{text} ({count} pass events)" for text, count in why.items())
     return notes
-
-
-def _members(build: Build, by_index: Mapping[int, PassRecord]) -> List[PassRecord]:
-    """The records of one compilation: its pass events, then what it built."""
-    return [by_index[i] for i in build.events + [a.index for a in build.artifacts]]
 
 
 def changed_text(record: PassRecord) -> Text:
@@ -315,7 +303,7 @@ def show_trace(trace: Any, *, everything: bool = False, paths: bool = False,
     all_roles: Dict[int, str] = {}
     sections = []
     for build in split_builds(records):
-        members = _members(build, by_index)
+        members = build.members(by_index)
         roles = event_roles(members)
         all_roles.update(roles)
         credit = credits(members)

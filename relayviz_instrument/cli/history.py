@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-import orjson
 from rich.console import Console
 
-from ..errors import RelayVizError
+from ..errors import RelayVizUsageError
 from ..history_view import HistoryTree
 from ..provenance import provenance
 from ..store import load_trace
+from ._output import print_json
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -32,7 +31,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 def run(args: argparse.Namespace, console: Console) -> int:
     if (args.node is None) == (args.op is None):
-        raise RelayVizError("give a NODE (an id or a name) or --op NAME, not both and not neither")
+        raise RelayVizUsageError("give a NODE (an id or a name) or --op NAME, not both and not neither")
     prov = provenance(load_trace(args.trace))
     last = prov.last
     ids = prov.find(last, node=args.node, op=args.op)
@@ -40,7 +39,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         out = {"trace": str(prov.trace.path),
                "snapshot": {"position": last, "ref": prov.refs[last], "where": prov.where(last)},
                "histories": [prov.history((last, i)).to_json() for i in ids]}
-        sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+        print_json(out)
         return 0
     for i in ids:
         console.print(HistoryTree(prov, (last, i)))

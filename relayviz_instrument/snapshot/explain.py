@@ -19,8 +19,8 @@ from rich.console import Console
 
 from ..align import align
 from ..align_view import DivergenceView
+from ..compare import FileComparison
 from ..diff import diff
-from ..diff_view import DiffView
 from ..errors import RelayVizFormatError
 from .codec import SnapshotFormatError, StoredSnapshot, decode_snapshot, header_versions, pinned_part
 
@@ -70,8 +70,7 @@ def explain(stored: Union[bytes, str, None], received: Union[bytes, str], *, whe
     else:
         found = diff(old.snapshot(old.root or ""), new.snapshot(new.root or ""))
         if not found.is_empty:
-            title = f"{LABELS[0]}'s {old.kind} → {LABELS[1]}'s"
-            return lines + _text(DiffView(found, title, [f"{found.nodes_before} → {found.nodes_after} nodes"]))
+            return lines + _text(FileComparison(f"{LABELS[0]}'s {old.kind}", f"{LABELS[1]}'s", found))
     return lines + _text_diff(stored, received)
 
 
