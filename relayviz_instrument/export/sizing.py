@@ -123,9 +123,8 @@ def _collapse_quiet_regions(drawing: Drawing, max_nodes: int) -> Drawing:
         if len(group) < 2:
             continue
         key = f"x{group[0]}"
-        first = next(n for n in drawing.nodes if n.key == group[0])
         collapsed[group[0]] = DrawnNode(key, "Collapsed", f"{len(group)} unchanged nodes", role="collapsed",
-                                        cluster=first.cluster, status="unchanged", count=len(group))
+                                        cluster=cluster_of[group[0]], status="unchanged", count=len(group))
         merged.update((k, key) for k in group)
     nodes = [collapsed.get(n.key, n) for n in drawing.nodes if n.key not in merged or n.key in collapsed]
     regions = len(collapsed)
