@@ -92,10 +92,12 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
     region_of_a = dict(zip(removed, root[removed].tolist()))
     region_of_b = dict(zip(added, root[np.asarray(added, dtype=np.int64) + offset].tolist()))
     components_: Dict[int, _Draft] = {}
-    for r in removed:
-        components_.setdefault(region_of_a[r], _Draft()).removed.append(r)
-    for s in added:
-        components_.setdefault(region_of_b[s], _Draft()).added.append(s)
+    for ranks, region_of, field in ((removed, region_of_a, "removed"), (added, region_of_b, "added")):
+        for r in ranks:
+            draft = components_.get(region_of[r])
+            if draft is None:
+                draft = components_[region_of[r]] = _Draft()
+            getattr(draft, field).append(r)
     # A changed node joins the region next to it (its inputs' first, then its users'), one
     # region only: two convolutions replaced on either side of a changed add stay two hunks.
     home_of_changed: Dict[int, int] = {}
@@ -353,11 +355,12 @@ def _position(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequen
 
 def _names(view: CanonicalGraph, ranks: Iterable[int], calls_only: bool = False) -> str:
     counts: Dict[str, int] = {}
+    kind, position = view.kind, view.position
     # Calls first, in order; then the other kinds (constants, variables, tuples...).
-    for r in sorted(ranks, key=lambda r: (view.kind[r] != "Call", view.position[r])):
-        if calls_only and view.kind[r] != "Call":
-            continue
-        name = view.op_name(r) or view.kind[r]  # as describe() names it, without its types
+    calls = sorted((r for r in ranks if kind[r] == "Call"), key=position.__getitem__)
+    others = [] if calls_only else sorted((r for r in ranks if kind[r] != "Call"), key=position.__getitem__)
+    for r in calls + others:
+        name = view.op_name(r) or kind[r]  # as describe() names it, without its types
         counts[name] = counts.get(name, 0) + 1
     parts = [name if n == 1 else f"{name}×{n}" for name, n in counts.items()]
     if len(parts) > _LABEL_NAMES:

@@ -81,7 +81,7 @@ class _Side:
     """One document during matching: its graph, labels, and each node's partner (-1: none)."""
 
     __slots__ = ("graph", "tiers", "l0", "sig", "inputs", "kind", "position", "partner", "other", "is_a", "ops",
-                 "cached")
+                 "cached", "l0_values")
 
     def __init__(self, index: IndexedDocument, is_a: bool) -> None:
         self.graph = index.graph
@@ -101,11 +101,18 @@ class _Side:
         self.other: _Side = self
         self.is_a = is_a
         self.ops: Optional[np.ndarray] = None  # which nodes are Op nodes
+        self.l0_values: Optional[np.ndarray] = None
         self.cached: Tuple[int, np.ndarray, List[int]] = (-1, np.zeros(0, dtype=np.int64), [])
 
     @property
     def users(self) -> List[List[Tuple[int, int]]]:
         return self.graph.users
+
+    def l0_array(self) -> np.ndarray:
+        """The tier-0 labels as an array."""
+        if self.l0_values is None:
+            self.l0_values = np.asarray(self.l0, dtype=np.int64)
+        return self.l0_values
 
     def op_mask(self) -> np.ndarray:
         """Which nodes are Op nodes (labels of calls, paired last)."""
@@ -378,7 +385,6 @@ class _Matcher:
                 self.runs()
                 self.queue = self.frontier(full)
                 full = False
-                self.open_labels = (self.labels_left(self.A), self.labels_left(self.B))
                 self.propagate()
                 if self.count == count:
                     self.settled[reach] = count
@@ -386,16 +392,23 @@ class _Matcher:
         self.reach = False
 
     def frontier(self, full: bool) -> List[int]:
-        """Paired nodes (before ranks) next to an unpaired node on either side; unless ``full``,
-        only those next to a pair made since the last call."""
+        """Paired nodes (before ranks) next to an unpaired node, on either side, whose label
+        the other side's unpaired nodes have (every step of propagation pairs an unpaired
+        neighbour of a pair with a node of its label, so no other pair can lead anywhere);
+        unless ``full``, only those next to a pair made since the last call. Also updates
+        :attr:`open_labels`."""
         A, B = self.A, self.B
         parts = (A.partners(self.count), B.partners(self.count))
+        free = [~(part >= 0) & ~s.op_mask() for s, part in ((A, parts[0]), (B, parts[1]))]
+        left = [s.l0_array()[mask] for s, mask in zip((A, B), free)]
+        self.open_labels = (set(np.unique(left[0]).tolist()), set(np.unique(left[1]).tolist()))
         seeds = np.zeros(A.graph.size, dtype=bool)
-        for s, part, other in ((A, parts[0], parts[1]), (B, parts[1], parts[0])):
+        for i, (s, part) in enumerate(((A, parts[0]), (B, parts[1]))):
             flat, owner = s.graph.input_arrays[2], s.graph.input_owner
             paired = part >= 0
-            free = ~paired & ~s.op_mask()
-            nodes = np.concatenate([flat[free[owner] & paired[flat]], owner[free[flat] & paired[owner]]])
+            wanted = free[i].copy()
+            wanted[free[i]] = np.isin(left[i], left[1 - i])
+            nodes = np.concatenate([flat[wanted[owner] & paired[flat]], owner[wanted[flat] & paired[owner]]])
             seeds[nodes if s.is_a else part[nodes]] = True
         if not full:
             recent = np.asarray(self.recent, dtype=np.int64)
@@ -411,11 +424,6 @@ class _Matcher:
             seeds &= near
         self.recent = []
         return np.flatnonzero(seeds).tolist()
-
-    def labels_left(self, s: _Side) -> Set[int]:
-        """The tier-0 labels of a side's unpaired nodes."""
-        l0 = s.l0
-        return {l0[r] for r in s.unpaired(self.count)}
 
     def propagate(self) -> None:
         """Pair neighbours of the new pairs; when none are left, try the queued slot pairs, best
