@@ -499,11 +499,16 @@ class _Matcher:
         for keys_a, keys_b in ((A.sig, B.sig), (A.tiers[3], B.tiers[3])):
             if all(keys_a[x] == keys_b[y] for x, y in slots):
                 return
+            theirs = {keys_b[y] for _, y in slots}
+            moved = [i for i, (x, y) in enumerate(slots) if keys_a[x] != keys_b[y] and keys_a[x] in theirs]
+            if not moved:
+                continue
             at_b = _unique([keys_b[y] for _, y in slots])
             at_a = _unique([keys_a[x] for x, _ in slots])
-            for i, (x, y) in enumerate(slots):
+            for i in moved:
+                x, y = slots[i]
                 j = at_b.get(keys_a[x], -1)
-                if j >= 0 and j != i and at_a.get(keys_a[x]) == i and keys_a[x] != keys_b[y]:
+                if j >= 0 and j != i and at_a.get(keys_a[x]) == i:
                     other = slots[j][1]
                     if A.partner[x] < 0 and B.partner[other] < 0:
                         if A.sig[x] == B.sig[other]:
