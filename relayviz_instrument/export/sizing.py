@@ -14,6 +14,9 @@ from __future__ import annotations
 import warnings
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+import numpy as np
+
+from ..diff.components import components
 from ..errors import LargeGraphWarning, RelayVizUsageError
 from .base import ExportGraph, ExportOptions
 from .drawing import Cluster, Drawing, DrawnEdge, DrawnNode, draw
@@ -85,21 +88,13 @@ def _rebuild(drawing: Drawing, nodes: List[DrawnNode], merged: Dict[str, str], n
 
 
 def _components(keys: Sequence[str], links: Iterable[Tuple[str, str]]) -> List[List[str]]:
-    parent = {k: k for k in keys}
-
-    def find(k: str) -> str:
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = parent[k]
-        return k
-
-    for a, b in links:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[rb] = ra
-    groups: Dict[str, List[str]] = {}
-    for k in keys:
-        groups.setdefault(find(k), []).append(k)
+    """The connected groups of ``keys`` (``links`` join two keys), each in the order of
+    ``keys``, groups in the order of their first key."""
+    index = {k: i for i, k in enumerate(keys)}
+    ends = np.array([(index[a], index[b]) for a, b in links], dtype=np.int64).reshape(-1, 2)
+    groups: Dict[int, List[str]] = {}
+    for k, root in zip(keys, components(len(keys), ends[:, 0], ends[:, 1]).tolist()):
+        groups.setdefault(root, []).append(k)
     return list(groups.values())
 
 

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
 
+import numpy as np
+
 from ..diff import GraphDiff
 from ..diff.changes import describe
+from ..diff.components import components
 from ..diff.view import CanonicalGraph
 
 __all__ = ["snapshot_graph", "pass_graph", "STATUSES"]
@@ -172,24 +175,14 @@ def _regions(nodes: List[List[int]], edges: Sequence[Sequence[int]], in_hunks: S
         return best
 
     rep = [top(g) if not keep[g] else g for g in range(n)]
-    link: Dict[int, int] = {}
-
-    def find(x: int) -> int:
-        while link.get(x, x) != x:
-            link[x] = link.get(link[x], link[x])
-            x = link[x]
-        return x
-
-    for u, v, _ in edges:
-        ru, rv = rep[u], rep[v]
-        if ru != rv and not keep[ru] and not keep[rv] and parent[ru] == parent[rv]:
-            a, b = find(ru), find(rv)
-            if a != b:
-                link[max(a, b)] = min(a, b)
+    linked = [(rep[u], rep[v]) for u, v, _ in edges]
+    linked = [(a, b) for a, b in linked if a != b and not keep[a] and not keep[b] and parent[a] == parent[b]]
+    region = components(n, np.array([a for a, _ in linked], dtype=np.int64),
+                        np.array([b for _, b in linked], dtype=np.int64)).tolist()
     members: Dict[int, List[int]] = {}
     for g in range(n):
         if not keep[g]:
-            members.setdefault(find(rep[g]), []).append(g)
+            members.setdefault(region[rep[g]], []).append(g)
     sizes: List[int] = []
     for group in members.values():  # in the order of their first node
         if len(group) < MIN_REGION:
