@@ -74,10 +74,16 @@ def spine_blocks(index: IndexedDocument) -> Optional[Blocks]:
             up = root
         idom[r] = up
         depth[r] = depth[up] + 1
+    # The input is the leaf farthest from the output (the longest path down to it): the depth
+    # in the dominator tree is not, as a branch's nodes hang below the node that joins it.
+    far = {root: 0}
+    for r in order:
+        if r != root:
+            far[r] = 1 + max((far[u] for u, _ in users[r] if u in far), default=-1)
     leaves = [r for r in reached if not inputs[r]]
     if not leaves:
         return None
-    deepest = max(leaves, key=lambda r: (depth[r], -position[r]))
+    deepest = max(leaves, key=lambda r: (far[r], -position[r]))
     exits = [deepest]
     while exits[-1] != root:
         exits.append(idom[exits[-1]])
