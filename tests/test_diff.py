@@ -486,3 +486,14 @@ def test_the_spine_of_a_residual_network_starts_at_its_input() -> None:
     assert blocks is not None
     assert doc["nodes"][index.graph.doc_id[blocks.exits[0]]]["name"] == "data"
     assert blocks.exits[-1] == index.graph.inputs[index.graph.functions["main"]][0]
+
+
+def test_block_alignment_anchors_a_gap_without_a_unique_block_on_a_stretch() -> None:
+    from relayviz_instrument.diff.align import align
+
+    # No key between the edited ends occurs once on each side; the stretches BB and BA do.
+    assert align("pABBAq", "rBBAs", cells=0) == []
+    assert align("pABBAq", "rBBAs", cells=0, stretch=32) == [(2, 1), (3, 2), (4, 3)]
+    # Stretches are tried up to the length given, and only where no single key anchors.
+    assert align("pABBAq", "rBBAs", cells=0, stretch=1) == []
+    assert align("pACBBAq", "rCBBAs", cells=0, stretch=32) == [(2, 1), (3, 2), (4, 3), (5, 4)]

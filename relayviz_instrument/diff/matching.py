@@ -68,6 +68,8 @@ _LOOK_THROUGH = 3
 _ROUNDS = 4
 #: Lines compared at a time when a run is extended from a few pairs.
 _CHUNK = 64
+#: Longest stretch of blocks whose keys together may anchor the block alignment.
+_STRETCH = 32
 
 
 def match(ia: IndexedDocument, ib: IndexedDocument) -> Tuple[List[int], List[int]]:
@@ -274,7 +276,7 @@ class _Matcher:
             return
         # Where it is sure (runs and unique blocks); a block repeated is the later copy, as a
         # pass that repeats a block leaves the first one reading what it read.
-        for i, j in align(ba.keys, bb.keys, cells=0, slide=True):
+        for i, j in align(ba.keys, bb.keys, cells=0, slide=True, stretch=_STRETCH):
             a, b = ba.exits[i], bb.exits[j]
             entry_a, entry_b = (ba.exits[i - 1] if i else -1), (bb.exits[j - 1] if j else -1)
             for x, y in relative_pairs(self.ia, self.ib, a, b, entry_a, entry_b, ba.owner, bb.owner):
