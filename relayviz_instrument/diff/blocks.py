@@ -25,11 +25,16 @@ _MIN_BLOCKS = 3
 
 class Blocks:
     """``exits``: the spine from the input up (each block's upper node); ``keys``: each block's
-    structure key; ``owner[r]``: the exit of the block node ``r`` belongs to (-1: none)."""
+    structure key; ``placed``: the key with the places in their list of the parameters known by
+    position that the block reads; ``params``: the labels of the function's parameters, in
+    order; ``owner[r]``: the exit of the block node ``r`` belongs to (-1: none)."""
 
-    def __init__(self, exits: List[int], keys: List[int], owner: List[int]) -> None:
+    def __init__(self, exits: List[int], keys: List[int], placed: List[int], params: List[int],
+                 owner: List[int]) -> None:
         self.exits = exits
         self.keys = keys
+        self.placed = placed
+        self.params = params
         self.owner = owner
 
 
@@ -96,23 +101,28 @@ def spine_blocks(index: IndexedDocument) -> Optional[Blocks]:
             owner[r] = r
         else:
             owner[r] = owner[idom[r]]
-    keys = _block_keys(index, exits, owner)
-    return Blocks(exits, keys, owner)
+    keys, placed = _block_keys(index, exits, owner)
+    l3 = index.labels.tiers[3]
+    return Blocks(exits, keys, placed, [l3[p] for p in graph.refs[top][1:]], owner)
 
 
-def _block_keys(index: IndexedDocument, exits: List[int], owner: List[int]) -> List[int]:
-    """Each block's structure, the spine node below it read as a placeholder."""
+def _block_keys(index: IndexedDocument, exits: List[int], owner: List[int]) -> Tuple[List[int], List[int]]:
+    """Each block's structure, the spine node below it read as a placeholder; and the same
+    with the places of the parameters known by position that it reads."""
     graph, l3 = index.graph, index.labels.tiers[3]
     inputs = graph.inputs
+    positional = index.labels.positional
     below = {exit_: exits[k - 1] if k else -1 for k, exit_ in enumerate(exits)}
     members: Dict[int, List[int]] = {}
     for r in graph.topo:
         if owner[r] >= 0:
             members.setdefault(owner[r], []).append(r)
     keys = []
+    placed = []
     for exit_ in exits:
         entry = below[exit_]
         rel: Dict[int, int] = {}
+        places: List[int] = []
         for r in members.get(exit_, ()):
             ins: List[object] = []
             for i in inputs[r]:
@@ -123,13 +133,16 @@ def _block_keys(index: IndexedDocument, exits: List[int], owner: List[int]) -> L
                     # its users: a block repeated with its weights moves them to the copy above,
                     # so where a leaf is owned says nothing of the block that reads it.
                     ins.append(("leaf", l3[i]))
+                    if i in positional:
+                        places.append(positional[i])
                 elif i in rel:
                     ins.append(rel[i])
                 else:
                     ins.append(("outside", l3[i]))
             rel[r] = hash((l3[r], *ins))
         keys.append(rel.get(exit_, l3[exit_]))
-    return keys
+        placed.append(hash((keys[-1], *places)))
+    return keys, placed
 
 
 def relative_pairs(ia: IndexedDocument, ib: IndexedDocument, a: int, b: int, entry_a: int, entry_b: int,
