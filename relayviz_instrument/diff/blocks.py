@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
+from .align import align
 from .index import IndexedDocument
 
-__all__ = ["Blocks", "spine_blocks"]
+__all__ = ["Blocks", "aligned_blocks", "spine_blocks"]
 
 #: Spines shorter than this have no blocks worth aligning.
 _MIN_BLOCKS = 3
+#: Longest stretch of blocks whose keys together may anchor the alignment.
+_STRETCH = 32
 
 
 class Blocks:
@@ -161,4 +164,25 @@ def relative_pairs(ia: IndexedDocument, ib: IndexedDocument, a: int, b: int, ent
         for i, j in zip(ins_a[x], ins_b[y]):
             if i != entry_a and j != entry_b and owner_a[i] == a and owner_b[j] == b:
                 stack.append((i, j))
+    return out
+
+
+def aligned_blocks(ba: Blocks, bb: Blocks) -> List[Tuple[int, int]]:
+    """Index pairs of the blocks of two chains that align (see :func:`~.align.align`): by their
+    keys with the places of their parameters, then what lies between by their keys alone; by
+    their keys alone unless the two parameter lists are alike place by place (where one gained
+    or lost parameters, a place is no evidence: a block after it would take the place of the
+    one it follows). Where it is sure (runs and unique blocks or stretches of blocks); a block
+    repeated is the later copy."""
+    if ba.params != bb.params:
+        return align(ba.keys, bb.keys, cells=0, slide=True, stretch=_STRETCH)
+    out: List[Tuple[int, int]] = []
+    pi = pj = -1
+    for i, j in align(ba.placed, bb.placed, cells=0, slide=True, stretch=_STRETCH) + [(len(ba.keys), len(bb.keys))]:
+        if i > pi + 1 and j > pj + 1:
+            out += [(pi + 1 + x, pj + 1 + y) for x, y in align(ba.keys[pi + 1:i], bb.keys[pj + 1:j], cells=0,
+                                                            slide=True, stretch=_STRETCH)]
+        out.append((i, j))
+        pi, pj = i, j
+    out.pop()
     return out

@@ -50,7 +50,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import numpy as np
 
 from .align import align
-from .blocks import Blocks, relative_pairs, spine_blocks
+from .blocks import aligned_blocks, relative_pairs, spine_blocks
 from .components import components
 from .index import IndexedDocument
 from .signatures import residual_signatures
@@ -68,8 +68,6 @@ _LOOK_THROUGH = 3
 _ROUNDS = 4
 #: Lines compared at a time when a run is extended from a few pairs.
 _CHUNK = 64
-#: Longest stretch of blocks whose keys together may anchor the block alignment.
-_STRETCH = 32
 
 
 def match(ia: IndexedDocument, ib: IndexedDocument) -> Tuple[List[int], List[int]]:
@@ -278,7 +276,7 @@ class _Matcher:
         # pass that repeats a block leaves the first one reading what it read. First with the
         # places of the parameters the blocks read: a block deleted from a run of alike ones
         # with its weights left in the list is told by where they are.
-        for i, j in _align_placed(ba, bb):
+        for i, j in aligned_blocks(ba, bb):
             a, b = ba.exits[i], bb.exits[j]
             entry_a, entry_b = (ba.exits[i - 1] if i else -1), (bb.exits[j - 1] if j else -1)
             for x, y in relative_pairs(self.ia, self.ib, a, b, entry_a, entry_b, ba.owner, bb.owner):
@@ -1050,25 +1048,6 @@ class _Matcher:
                 members = left_a.get(B.tiers[3][b])
                 if members:
                     self.pair(members.pop(0), b)
-
-
-def _align_placed(ba: Blocks, bb: Blocks) -> List[Tuple[int, int]]:
-    """The blocks aligned by their keys with the places of their parameters, then what lies
-    between by their keys alone; by their keys alone unless the two parameter lists are alike
-    place by place (where one gained or lost parameters, a place is no evidence: a block
-    after it would take the place of the one it follows)."""
-    if ba.params != bb.params:
-        return align(ba.keys, bb.keys, cells=0, slide=True, stretch=_STRETCH)
-    out: List[Tuple[int, int]] = []
-    pi = pj = -1
-    for i, j in align(ba.placed, bb.placed, cells=0, slide=True, stretch=_STRETCH) + [(len(ba.keys), len(bb.keys))]:
-        if i > pi + 1 and j > pj + 1:
-            out += [(pi + 1 + x, pj + 1 + y) for x, y in align(ba.keys[pi + 1:i], bb.keys[pj + 1:j], cells=0,
-                                                            slide=True, stretch=_STRETCH)]
-        out.append((i, j))
-        pi, pj = i, j
-    out.pop()
-    return out
 
 
 def _unique(keys: Sequence[object]) -> Dict[object, int]:
