@@ -61,15 +61,22 @@ def spine_blocks(index: IndexedDocument) -> Optional[Blocks]:
                 stack.append(i)
     position = graph.position
     order = sorted(reached, key=position.__getitem__, reverse=True)
-    idom: Dict[int, int] = {root: root}
-    depth: Dict[int, int] = {root: 0}
+    idom = [-1] * graph.size
+    idom[root] = root
+    depth = [0] * graph.size
+    # The input is the leaf farthest from the output (the longest path down to it): the depth
+    # in the dominator tree is not, as a branch's nodes hang below the node that joins it.
+    far = [0] * graph.size
     for r in order:
         if r == root:
             continue
         up = -1
+        longest = 0
         for u, _ in users[r]:
-            if u not in idom:
+            if idom[u] < 0:
                 continue  # a user the body does not reach
+            if far[u] >= longest:
+                longest = far[u] + 1
             if up < 0:
                 up = u
                 continue
@@ -82,12 +89,7 @@ def spine_blocks(index: IndexedDocument) -> Optional[Blocks]:
             up = root
         idom[r] = up
         depth[r] = depth[up] + 1
-    # The input is the leaf farthest from the output (the longest path down to it): the depth
-    # in the dominator tree is not, as a branch's nodes hang below the node that joins it.
-    far = {root: 0}
-    for r in order:
-        if r != root:
-            far[r] = 1 + max((far[u] for u, _ in users[r] if u in far), default=-1)
+        far[r] = longest
     leaves = [r for r in reached if not inputs[r]]
     if not leaves:
         return None
@@ -99,7 +101,7 @@ def spine_blocks(index: IndexedDocument) -> Optional[Blocks]:
         return None
     on_spine = {r: k for k, r in enumerate(exits)}
     owner = [-1] * graph.size
-    for r in sorted(reached, key=lambda r: depth[r]):  # dominators first
+    for r in sorted(reached, key=depth.__getitem__):  # dominators first
         if r in on_spine:
             owner[r] = r
         else:
