@@ -468,3 +468,32 @@ def test_block_alignment_puts_an_item_repeated_in_a_run_last() -> None:
     assert align("zRRRb", "yRb", cells=0, slide=True) == [(1, 1), (4, 2)]
     # a gap of as many items on each side reads as items changed one for one: no slide
     assert align("zEEb", "ycEb", cells=0, slide=True) == [(2, 2), (3, 3)]
+
+
+def test_the_spine_of_a_residual_network_starts_at_its_input() -> None:
+    import tvm.relay.testing
+    from tvm import relay
+
+    from relayviz_instrument.diff.blocks import spine_blocks
+    from relayviz_instrument.diff.index import IndexedDocument
+
+    # A residual unit's branch hangs deeper in the dominator tree than the input does (its
+    # nodes are dominated by the add that joins it): the input is the leaf farthest away.
+    mod, _ = tvm.relay.testing.resnet.get_workload(num_layers=18, image_shape=(3, 32, 32))
+    doc = relayviz_instrument.to_relayviz(relay.transform.InferType()(mod))
+    index = IndexedDocument(doc)
+    blocks = spine_blocks(index)
+    assert blocks is not None
+    assert doc["nodes"][index.graph.doc_id[blocks.exits[0]]]["name"] == "data"
+    assert blocks.exits[-1] == index.graph.inputs[index.graph.functions["main"]][0]
+
+
+def test_block_alignment_anchors_a_gap_without_a_unique_block_on_a_stretch() -> None:
+    from relayviz_instrument.diff.align import align
+
+    # No key between the edited ends occurs once on each side; the stretches BB and BA do.
+    assert align("pABBAq", "rBBAs", cells=0) == []
+    assert align("pABBAq", "rBBAs", cells=0, stretch=32) == [(2, 1), (3, 2), (4, 3)]
+    # Stretches are tried up to the length given, and only where no single key anchors.
+    assert align("pABBAq", "rBBAs", cells=0, stretch=1) == []
+    assert align("pACBBAq", "rCBBAs", cells=0, stretch=32) == [(2, 1), (3, 2), (4, 3), (5, 4)]

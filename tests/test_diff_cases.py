@@ -241,3 +241,33 @@ def test_an_indexed_document_gives_the_same_diff(lstm) -> None:
     assert diff(index_document(lstm), indexed).to_json() == plain.to_json()
     assert diff(indexed, lstm).to_json() == diff(after, lstm).to_json()  # one index, both sides
     assert isinstance(DIFF_VERSION, int) and DIFF_VERSION >= 2
+
+
+def conv_chain(units: int, skip: Tuple[int, int] = (0, 0)) -> Dict[str, Any]:
+    """``units`` times relu(conv2d) of the unit before, one weight each; with ``skip=(i, j)``,
+    unit ``j`` reads unit ``i``'s output, and the units between are dead (their weights stay
+    in the parameter list, as dead code elimination leaves them)."""
+    x = relay.var("data", shape=(1, 4, 8, 8))
+    weights = [relay.var(f"w{i}", shape=(4, 4, 3, 3)) for i in range(units)]
+    outputs = [x]
+    for i, w in enumerate(weights, 1):
+        source = outputs[skip[0]] if i == skip[1] else outputs[-1]
+        outputs.append(relay.nn.relu(relay.nn.conv2d(source, w, padding=(1, 1))))
+    func = relay.Function([x] + weights, outputs[-1])
+    return to_relayviz(relay.transform.InferType()(tvm.IRModule.from_expr(func)))
+
+
+@pytest.mark.parametrize("names", ["named", "anonymous"])
+def test_units_left_dead_in_a_run_of_alike_units_are_where_their_weights_are(names: str) -> None:
+    """A rewire past two of eight alike units: the weights of all stay in the list, so which
+    units are dead is told by where their weights are, not by the run (whose last units
+    would otherwise read as the ones deleted)."""
+    before, after = conv_chain(8), conv_chain(8, skip=(3, 6))
+    if names == "anonymous":
+        before, after = anonymous(before), anonymous(after)
+    result = diff(before, after)
+    params_a = before["nodes"][before["functions"]["main"]]["params"]
+    params_b = after["nodes"][after["functions"]["main"]]["params"]
+    assert [result.mapping.get(p) for p in params_a] == params_b
+    assert not result.added and Counter(op_name(before, x) for x in result.removed) == {"nn.conv2d": 2, "nn.relu": 2}
+    assert [op_name(before, m.before) for m in result.rewired] == ["nn.conv2d"]

@@ -20,16 +20,18 @@ __all__ = ["align"]
 _CELLS = 4096
 
 
-def align(xs: Sequence[Hashable], ys: Sequence[Hashable], cells: int = _CELLS, slide: bool = False
-          ) -> List[Tuple[int, int]]:
+def align(xs: Sequence[Hashable], ys: Sequence[Hashable], cells: int = _CELLS, slide: bool = False,
+          stretch: int = 1) -> List[Tuple[int, int]]:
     """Index pairs ``(i, j)`` with ``xs[i] == ys[j]``, increasing in both, of a long common
     subsequence of ``xs`` and ``ys`` (the longest when the lists are short). Gaps of more
-    than ``cells`` cells (``cells=0``: every gap) are aligned by unique keys only. With
+    than ``cells`` cells (``cells=0``: every gap) are aligned by unique keys only; with
+    ``stretch`` above 1, a gap without one by the stretches of up to ``stretch`` items that
+    occur once on each side (a run of alike blocks is told apart by its neighbours). With
     ``slide``, an item inserted or deleted in a run of equal items is the run's last, wherever
     the rest of the lists put the gap (the blocks of a chain: a block repeated is its later
     copy)."""
     out: List[Tuple[int, int]] = []
-    _gap(xs, ys, 0, len(xs), 0, len(ys), out, cells)
+    _gap(xs, ys, 0, len(xs), 0, len(ys), out, cells, stretch)
     out.sort()
     if slide:
         _slide(xs, ys, out)
@@ -59,7 +61,7 @@ def _slide(xs: Sequence[Hashable], ys: Sequence[Hashable], out: List[Tuple[int, 
 
 
 def _gap(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: int, j1: int,
-         out: List[Tuple[int, int]], cells: int) -> None:
+         out: List[Tuple[int, int]], cells: int, stretch: int = 1) -> None:
     while i0 < i1 and j0 < j1 and xs[i0] == ys[j0]:
         out.append((i0, j0))
         i0 += 1
@@ -74,12 +76,33 @@ def _gap(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: i
         _table(xs, ys, i0, i1, j0, j1, out)
         return
     anchors = _anchors(xs, ys, i0, i1, j0, j1)
+    if not anchors and stretch > 1:
+        anchors = _stretches(xs, ys, i0, i1, j0, j1, stretch)
     for i, j in anchors:
-        _gap(xs, ys, i0, i, j0, j, out, cells)
+        _gap(xs, ys, i0, i, j0, j, out, cells, stretch)
         out.append((i, j))
         i0, j0 = i + 1, j + 1
     if anchors:
-        _gap(xs, ys, i0, i1, j0, j1, out, cells)
+        _gap(xs, ys, i0, i1, j0, j1, out, cells, stretch)
+
+
+def _stretches(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: int, j1: int,
+               longest: int) -> List[Tuple[int, int]]:
+    """The first items of the shortest stretches (2, 4, ... up to ``longest`` items) that occur
+    once on each side, the longest chain of them in order; each is one level of hashes of
+    the one before, so a gap of n items costs n per length tried."""
+    hx = [hash(x) for x in xs[i0:i1]]
+    hy = [hash(y) for y in ys[j0:j1]]
+    k = 1
+    while 2 * k <= min(longest, len(hx), len(hy)):
+        hx = [hash((hx[t], hx[t + k])) for t in range(len(hx) - k)]
+        hy = [hash((hy[t], hy[t + k])) for t in range(len(hy) - k)]
+        k *= 2
+        chain = [(i0 + i, j0 + j) for i, j in _anchors(hx, hy, 0, len(hx), 0, len(hy))]
+        chain = [(i, j) for i, j in chain if list(xs[i:i + k]) == list(ys[j:j + k])]  # (hashes may collide)
+        if chain:
+            return chain
+    return []
 
 
 def _anchors(xs: Sequence[Hashable], ys: Sequence[Hashable], i0: int, i1: int, j0: int, j1: int

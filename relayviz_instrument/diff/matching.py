@@ -50,7 +50,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import numpy as np
 
 from .align import align
-from .blocks import relative_pairs, spine_blocks
+from .blocks import aligned_blocks, relative_pairs, spine_blocks
 from .components import components
 from .index import IndexedDocument
 from .signatures import residual_signatures
@@ -280,8 +280,10 @@ class _Matcher:
         if ba is None or bb is None:
             return
         # Where it is sure (runs and unique blocks); a block repeated is the later copy, as a
-        # pass that repeats a block leaves the first one reading what it read.
-        for i, j in align(ba.keys, bb.keys, cells=0, slide=True):
+        # pass that repeats a block leaves the first one reading what it read. First with the
+        # places of the parameters the blocks read: a block deleted from a run of alike ones
+        # with its weights left in the list is told by where they are.
+        for i, j in aligned_blocks(ba, bb):
             a, b = ba.exits[i], bb.exits[j]
             entry_a, entry_b = (ba.exits[i - 1] if i else -1), (bb.exits[j - 1] if j else -1)
             for x, y in relative_pairs(self.ia, self.ib, a, b, entry_a, entry_b, ba.owner, bb.owner):
