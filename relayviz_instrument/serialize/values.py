@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Generic, List, NamedTuple, Optional, Tup
 import numpy as np
 import tvm
 
-from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes
+from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, digest_parts
 
 __all__ = [
     "GenerationalCache",
@@ -547,9 +547,9 @@ def tensor_value(array: Any, *, full_values: bool = False,
         else:
             values = flat.tolist()
         return {"array_value": values, "array_shape": shape}, dtype
-    data = _to_numpy(array)
+    data = np.ascontiguousarray(_to_numpy(array))  # hashed in place: no copy of the weights
     header = f"{dtype}{shape}".encode()
-    return {"array_shape": shape, "digest": digest_bytes(header + data.tobytes())}, dtype
+    return {"array_shape": shape, "digest": digest_parts(header, data)}, dtype
 
 
 def _to_numpy(array: Any) -> np.ndarray:
