@@ -20,7 +20,7 @@ from tvm import relay
 
 from ..errors import RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, new_document
-from .values import GenerationalCache, attrs_to_json, object_key, dim_value, tensor_value, type_to_json, virtual_device_to_json
+from .values import GenerationalCache, attr_value, attrs_to_json, object_key, dim_value, tensor_value, type_to_json, virtual_device_to_json
 from .walk import Expansion as _Expansion, Walk as _Walk, leaf as _leaf, typed as _typed
 
 __all__ = ["RelaySerializer"]
@@ -75,6 +75,9 @@ class RelaySerializer:
         self._tensors: GenerationalCache[Tuple[Any, str]] = GenerationalCache()
         #: ``orjson.dumps`` of a call's attributes (part of its Op node's key), by Attrs object.
         self._attr_keys: GenerationalCache[bytes] = GenerationalCache()
+        #: Module attribute values by object: late in relay.build a FunctionInfo prints a whole
+        #: function, and each pass that adds an attribute makes a new DictAttrs around it.
+        self._attr_values: GenerationalCache[Any] = GenerationalCache()
         #: Operator names by Op object (operators are registered once and never freed).
         self._op_names: Dict[int, Tuple[Any, str]] = {}
         #: Tensor types converted so far, by structural hash: type inference makes a new type
@@ -90,7 +93,7 @@ class RelaySerializer:
         for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
             functions[name] = walk.visit(func)
         tdefs = _type_definitions(mod)
-        module_attrs = self.attrs_of(mod.attrs)  # late in relay.build it prints a whole function
+        module_attrs = self._module_attrs(mod.attrs)
         self._rotate()
         return new_document(walk.nodes, ir="relay", functions=functions, type_definitions=tdefs or None,
                             attrs=module_attrs or None)
@@ -117,6 +120,20 @@ class RelaySerializer:
     def attrs_of(self, attrs: Any) -> Dict[str, Any]:
         return {} if attrs is None else self._attrs.get(attrs, attrs_to_json)
 
+    def _module_attrs(self, attrs: Any) -> Dict[str, Any]:
+        """``attrs_to_json`` of a module's attributes, each TVM object among the values
+        converted once while it stays in the module."""
+        if attrs is None:
+            return {}
+        if not isinstance(attrs, tvm.ir.DictAttrs):
+            return self.attrs_of(attrs)
+        out = {}
+        for key in sorted(attrs.keys()):
+            value = attrs[key]
+            out[str(key)] = (self._attr_values.get(value, attr_value) if isinstance(value, tvm.runtime.Object)
+                             else attr_value(value))
+        return out
+
     def _converted_type(self, ty: Any) -> Any:
         """``type_to_json(ty)``; a tensor type structurally equal to one converted before
         (same dtype, same dimensions) shares that one's conversion: comparing costs two calls
@@ -141,7 +158,7 @@ class RelaySerializer:
         return found[1]
 
     def _rotate(self) -> None:
-        for cache in (self._expansions, self._attrs, self._attr_keys, self._types, self._tensors):
+        for cache in (self._expansions, self._attrs, self._attr_keys, self._attr_values, self._types, self._tensors):
             cache.rotate()
 
     # -- one expansion per kind: the children to write first, and how to build the node -------
