@@ -39,7 +39,7 @@ from .._version import __version__
 from ..errors import (CompilationInterrupted, RelayVizDependencyError, RelayVizError, RelayVizSerializeError,
                       RelayVizTraceError, RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
-from ..serialize.values import object_key
+from ..serialize.values import field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts
@@ -334,9 +334,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
         """The record of a pass event beginning now, nested in the innermost open one."""
         parent = self._stack[-1].record.index if self._stack else None
-        return PassRecord(index=len(self.records), name=str(info.name), opt_level=int(info.opt_level),
-                          required=tuple(str(r) for r in info.required), depth=len(self._stack) + 1,
-                          parent=parent, ir=module_ir(mod))
+        required = field(info, "required")
+        return PassRecord(index=len(self.records), name=str(field(info, "name")),
+                          opt_level=int(field(info, "opt_level")),
+                          required=tuple(str(required[i]) for i in range(len(required))),
+                          depth=len(self._stack) + 1, parent=parent, ir=module_ir(mod))
 
     # -- snapshots ----------------------------------------------------------------------------
 
