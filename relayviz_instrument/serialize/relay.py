@@ -20,18 +20,14 @@ from tvm import relay
 
 from ..errors import RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, new_document
-from .values import GenerationalCache, attr_value, attrs_to_json, object_key, dim_value, tensor_value, type_to_json, virtual_device_to_json
+from .values import (GenerationalCache, attr_value, attrs_to_json, dim_value, items, object_key, tensor_value,
+                     type_to_json, virtual_device_to_json)
+# Fields are read through NodeGetAttr, never for Python properties such as ``Var.name_hint``:
+# the expansions read several fields of every new node.
+from .values import field as _field
 from .walk import Expansion as _Expansion, Walk as _Walk, leaf as _leaf, typed as _typed
 
 __all__ = ["RelaySerializer"]
-
-#: Reads one reflected field of a Relay object (what ``obj.field`` ends in, after Python's
-#: own lookup has failed and raised). Only for fields, never for Python properties such as
-#: ``Var.name_hint``; the expansions read several fields of every new node.
-_field = tvm.runtime._ffi_node_api.NodeGetAttr
-_array_size = tvm.runtime._ffi_api.ArraySize
-_array_item = tvm.runtime._ffi_api.ArrayGetItem
-
 
 #: Stands for "not read yet" where ``None`` is a value (an expression with no inferred type).
 _UNREAD = object()
@@ -40,13 +36,6 @@ _NO_ATTRS = orjson.dumps(None)
 _TENSOR_TYPE = tvm.ir.TensorType
 _structural_hash = tvm.ir.structural_hash
 _structural_equal = tvm.ir.structural_equal
-
-
-def _items(array: Any) -> List[Any]:
-    """The elements of a TVM ``Array``, as ``list(array)`` gives them, without asking the
-    array's size again for every element."""
-    return [_array_item(array, i) for i in range(_array_size(array))]
-
 
 
 class RelaySerializer:
@@ -203,7 +192,7 @@ class RelaySerializer:
         return _leaf({"node_kind": "Const", "value": value, "dtype": dtype})
 
     def _call(self, call: Any, checked: Any = _UNREAD) -> _Expansion:
-        op, args, attrs = _field(call, "op"), _items(_field(call, "args")), _field(call, "attrs")
+        op, args, attrs = _field(call, "op"), items(_field(call, "args")), _field(call, "attrs")
         ty = self._checked_type(call, checked)
         if isinstance(op, tvm.ir.Op):
             if attrs is None:
@@ -231,7 +220,7 @@ class RelaySerializer:
         return _Expansion((), lambda walk, ids: _op_node(walk, op_key, None))
 
     def _function(self, func: Any, checked: Any = _UNREAD) -> _Expansion:
-        params = _items(_field(func, "params"))
+        params = items(_field(func, "params"))
         node: Dict[str, Any] = {"node_kind": "Function"}
         ret = _field(func, "ret_type")
         if ret is None:
@@ -256,7 +245,7 @@ class RelaySerializer:
 
     def _tuple(self, tup: Any, checked: Any = _UNREAD) -> _Expansion:
         ty = self._checked_type(tup, checked)
-        return _Expansion(_items(_field(tup, "fields")), lambda walk, ids: _typed({"node_kind": "Tuple", "fields": ids}, ty))
+        return _Expansion(items(_field(tup, "fields")), lambda walk, ids: _typed({"node_kind": "Tuple", "fields": ids}, ty))
 
     def _tuple_get_item(self, tgi: Any, checked: Any = _UNREAD) -> _Expansion:
         index, ty = int(_field(tgi, "index")), self._checked_type(tgi, checked)

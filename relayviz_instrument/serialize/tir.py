@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional
 
 from ..format import SMALL_TENSOR_ELEMENTS, new_document
-from .values import (GenerationalCache, attrs_to_json, dim_value, field, object_key, optional_field, prim_dtype,
-                     scalar_json, type_key)
+from .values import (GenerationalCache, attrs_to_json, dim_value, field, items, object_key, optional_field,
+                     prim_dtype, scalar_json, type_key)
 from .walk import Expansion, Walk, leaf
 
 __all__ = ["TirSerializer", "buffer_json", "primfunc_signature"]
@@ -51,7 +51,7 @@ _OPERANDS = {"Not": ("a",), "BitwiseNot": ("a",), "Select": ("condition", "true_
 def buffer_json(buffer: Any) -> Dict[str, Any]:
     """A buffer as ``{"name", "dtype", "shape", "scope"}`` (scope only when not ``global``)."""
     out: Dict[str, Any] = {"name": str(field(buffer, "name")), "dtype": str(field(buffer, "dtype")),
-                           "shape": [dim_value(d) for d in field(buffer, "shape")]}
+                           "shape": [dim_value(d) for d in items(field(buffer, "shape"))]}
     scope = buffer.scope() if callable(getattr(buffer, "scope", None)) else getattr(buffer, "scope", "")
     if scope and str(scope) != "global":
         out["scope"] = str(scope)
@@ -63,7 +63,7 @@ def primfunc_signature(func: Any) -> List[Dict[str, Any]]:
     ``buffer`` name and ``scope`` where they say more) for a buffer parameter."""
     buffer_map = optional_field(func, "buffer_map")
     out = []
-    for param in func.params:
+    for param in items(func.params):
         entry: Dict[str, Any] = {"name": str(field(param, "name")), "dtype": prim_dtype(param)}
         buffer = buffer_map.get(param) if buffer_map is not None else None
         if buffer is None and type(optional_field(param, "ty")).__name__ == "BufferType":
@@ -166,7 +166,7 @@ class TirSerializer:
     def _region(self, region: Any) -> str:
         source = optional_field(region, "buffer") or optional_field(region, "source")
         ranges = []
-        for r in field(region, "region"):
+        for r in items(field(region, "region")):
             lo, extent = self.text(field(r, "min")), field(r, "extent")
             ranges.append(str(lo) if extent is not None and _is_one(extent)
                           else f"{lo}:{_plus(lo, self.text(extent))}")
@@ -247,11 +247,11 @@ class TirSerializer:
 
     def _buffer_store(self, store: Any) -> Expansion:
         node = {"node_kind": "BufferStore", "buffer": str(field(field(store, "buffer"), "name")),
-                "indices": [self.text(i) for i in field(store, "indices")]}
+                "indices": [self.text(i) for i in items(field(store, "indices"))]}
         return Expansion([field(store, "value")], lambda walk, ids: {**node, "value": ids[0]})
 
     def _seq(self, seq: Any) -> Expansion:
-        return Expansion(list(field(seq, "seq")), lambda walk, ids: {"node_kind": "SeqStmt", "seq": ids})
+        return Expansion(items(field(seq, "seq")), lambda walk, ids: {"node_kind": "SeqStmt", "seq": ids})
 
     def _if_then_else(self, stmt: Any) -> Expansion:
         node = {"node_kind": "IfThenElse", "condition": self.text(stmt.condition)}
@@ -309,13 +309,13 @@ class TirSerializer:
     def _buffer_load(self, load: Any) -> Expansion:
         buffer = optional_field(load, "buffer") or optional_field(load, "source")
         return leaf({"node_kind": "BufferLoad", "buffer": str(getattr(buffer, "name", "?")),
-                     "indices": [self.text(i) for i in field(load, "indices")], "type": _scalar_type(load)})
+                     "indices": [self.text(i) for i in items(field(load, "indices"))], "type": _scalar_type(load)})
 
     def _call(self, call: Any) -> Expansion:
         op = field(call, "op")
         name = str(op.name) if hasattr(op, "name") and type(op).__name__ == "Op" else str(getattr(op, "name_hint", op))
         ty = _scalar_type(call)
-        return Expansion(list(field(call, "args")), lambda walk, ids: {
+        return Expansion(items(field(call, "args")), lambda walk, ids: {
             "node_kind": "Call", "op": _op(walk, name), "args": ids, "type": ty})
 
     def _arith(self, expr: Any) -> Expansion:

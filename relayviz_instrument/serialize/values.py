@@ -20,6 +20,7 @@ __all__ = [
     "object_key",
     "field",
     "optional_field",
+    "items",
     "type_key",
     "object_fields",
     "prim_text",
@@ -121,6 +122,20 @@ _NODE_GET_ATTR = _node_get_attr()
 #: Reads one reflected field of a TVM object, as ``getattr(obj, name)`` does, without the
 #: failed Python lookup first on TVMs before 0.20. Only for fields, never for properties.
 field: Callable[[Any, str], Any] = _NODE_GET_ATTR if _NODE_GET_ATTR is not None else getattr
+_ARRAY_API = getattr(tvm.runtime, "_ffi_api", None) if _NODE_GET_ATTR is not None else None
+_ARRAY_SIZE = getattr(_ARRAY_API, "ArraySize", None)
+_ARRAY_ITEM = getattr(_ARRAY_API, "ArrayGetItem", None)
+
+
+def items(array: Any) -> List[Any]:
+    """The elements of a TVM ``Array``, as ``list(array)`` gives them. Before TVM 0.20 an
+    Array has no iterator: ``list()`` asks for its size again with every element and stops
+    on a raised IndexError; here the size is asked once."""
+    if _ARRAY_ITEM is None or not isinstance(array, _ARRAY):
+        return list(array)
+    return [_ARRAY_ITEM(array, i) for i in range(_ARRAY_SIZE(array))]
+
+
 #: How ``optional_field`` reads each name of each class (TVMs before 0.20 only): one of
 #: the three ways below, found once per class and name.
 _WAYS: Dict[Tuple[type, str], int] = {}
@@ -358,9 +373,9 @@ def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> st
             stack.extend([")", item.false_value, ", ", item.true_value, ", ", item.condition, "select("])
         elif name in ("BufferLoad", "TensorLoad"):
             buffer = optional_field(item, "buffer") or optional_field(item, "source")
-            stack.extend(["]"] + _joined(list(field(item, "indices")))[::-1] + ["[", _buffer_name(buffer)])
+            stack.extend(["]"] + _joined(items(field(item, "indices")))[::-1] + ["[", _buffer_name(buffer)])
         elif name == "Call" and hasattr(item, "op") and type(item.op).__name__ == "Op":
-            stack.extend([")"] + _joined(list(item.args))[::-1] + [str(item.op.name) + "("])
+            stack.extend([")"] + _joined(items(item.args))[::-1] + [str(item.op.name) + "("])
         elif isinstance(item, _STRING_IMM):
             out.append(repr(str(item.value)))
         else:
