@@ -531,10 +531,11 @@ def _structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
     message): the functions are compared without the module's attributes, and the attributes
     by identity.
     """
-    if _same_functions(a, b):
+    same_attrs = _same_attrs(a, b)
+    if same_attrs and _same_functions(a, b):
         return True
     if a.attrs is not None or b.attrs is not None:
-        return _functions_equal(a, b) if _same_attrs(a, b) else None
+        return _functions_equal(a, b) if same_attrs else None
     try:
         return bool(_STRUCTURAL_EQUAL(a, b))
     except _TVM_ERRORS:
@@ -561,11 +562,14 @@ def _type_definitions(mod: tvm.IRModule) -> Any:
 def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:
     """Whether two modules' attributes are the same objects under the same names (printing a
     FunctionInfo to compare it would print a whole function)."""
-    if a.attrs is None or b.attrs is None:
-        return a.attrs is None and b.attrs is None
-    keys = sorted(str(k) for k in a.attrs.keys())
-    return keys == sorted(str(k) for k in b.attrs.keys()) and all(
-        _identical(a.attrs[k], b.attrs[k]) for k in keys)
+    attrs_a, attrs_b = a.attrs, b.attrs
+    if attrs_a is None or attrs_b is None:
+        return attrs_a is None and attrs_b is None
+    # One read of each dictionary: a DictAttrs converts its whole map again for every key asked.
+    ours = {str(k): v for k, v in attrs_a.items()}
+    theirs = {str(k): v for k, v in attrs_b.items()}
+    keys = sorted(ours)
+    return keys == sorted(theirs) and all(_identical(ours[k], theirs[k]) for k in keys)
 
 
 def _identical(x: Any, y: Any) -> bool:
@@ -577,10 +581,10 @@ def _identical(x: Any, y: Any) -> bool:
 
 
 def _same_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
-    """Whether two modules hold the same function objects under the same names, the same type
-    definitions and the same attributes."""
+    """Whether two modules (whose attributes are the same, see ``_same_attrs``) hold the same
+    function objects under the same names and the same type definitions."""
     fa, fb = a.functions, b.functions
-    if len(fa) != len(fb) or not _same_attrs(a, b):
+    if len(fa) != len(fb):
         return False
     theirs = {str(g.name_hint): f for g, f in fb.items()}
     for gvar, func in fa.items():
