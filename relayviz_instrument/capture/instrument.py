@@ -39,7 +39,7 @@ from .._version import __version__
 from ..errors import (CompilationInterrupted, RelayVizDependencyError, RelayVizError, RelayVizSerializeError,
                       RelayVizTraceError, RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
-from ..serialize.values import object_key
+from ..serialize.values import field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts
@@ -334,9 +334,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
         """The record of a pass event beginning now, nested in the innermost open one."""
         parent = self._stack[-1].record.index if self._stack else None
-        return PassRecord(index=len(self.records), name=str(info.name), opt_level=int(info.opt_level),
-                          required=tuple(str(r) for r in info.required), depth=len(self._stack) + 1,
-                          parent=parent, ir=module_ir(mod))
+        required = field(info, "required")
+        return PassRecord(index=len(self.records), name=str(field(info, "name")),
+                          opt_level=int(field(info, "opt_level")),
+                          required=tuple(str(required[i]) for i in range(len(required))),
+                          depth=len(self._stack) + 1, parent=parent, ir=module_ir(mod))
 
     # -- snapshots ----------------------------------------------------------------------------
 
@@ -529,10 +531,11 @@ def _structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
     message): the functions are compared without the module's attributes, and the attributes
     by identity.
     """
-    if _same_functions(a, b):
+    same_attrs = _same_attrs(a, b)
+    if same_attrs and _same_functions(a, b):
         return True
     if a.attrs is not None or b.attrs is not None:
-        return _functions_equal(a, b) if _same_attrs(a, b) else None
+        return _functions_equal(a, b) if same_attrs else None
     try:
         return bool(_STRUCTURAL_EQUAL(a, b))
     except _TVM_ERRORS:
@@ -559,11 +562,14 @@ def _type_definitions(mod: tvm.IRModule) -> Any:
 def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:
     """Whether two modules' attributes are the same objects under the same names (printing a
     FunctionInfo to compare it would print a whole function)."""
-    if a.attrs is None or b.attrs is None:
-        return a.attrs is None and b.attrs is None
-    keys = sorted(str(k) for k in a.attrs.keys())
-    return keys == sorted(str(k) for k in b.attrs.keys()) and all(
-        _identical(a.attrs[k], b.attrs[k]) for k in keys)
+    attrs_a, attrs_b = a.attrs, b.attrs
+    if attrs_a is None or attrs_b is None:
+        return attrs_a is None and attrs_b is None
+    # One read of each dictionary: a DictAttrs converts its whole map again for every key asked.
+    ours = {str(k): v for k, v in attrs_a.items()}
+    theirs = {str(k): v for k, v in attrs_b.items()}
+    keys = sorted(ours)
+    return keys == sorted(theirs) and all(_identical(ours[k], theirs[k]) for k in keys)
 
 
 def _identical(x: Any, y: Any) -> bool:
@@ -575,10 +581,10 @@ def _identical(x: Any, y: Any) -> bool:
 
 
 def _same_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
-    """Whether two modules hold the same function objects under the same names, the same type
-    definitions and the same attributes."""
+    """Whether two modules (whose attributes are the same, see ``_same_attrs``) hold the same
+    function objects under the same names and the same type definitions."""
     fa, fb = a.functions, b.functions
-    if len(fa) != len(fb) or not _same_attrs(a, b):
+    if len(fa) != len(fb):
         return False
     theirs = {str(g.name_hint): f for g, f in fb.items()}
     for gvar, func in fa.items():

@@ -82,13 +82,18 @@ class SnapshotPolicy:
             # A Sequential's result is its last inner pass's result, already recorded.
             changed = last.ref != before.ref or self._equal(before.mod, mod) is not True
             return last, changed
+        if before.untyped:
+            # An equal module is taken again anyway (it may add types): different snapshots
+            # are a change whatever the comparison says, so the modules are compared only
+            # when the snapshots are the same.
+            after = self.take(mod)
+            return after, after.ref != before.ref or self._equal(before.mod, mod) is False
         equal = self._equal(before.mod, mod)
-        if equal and not before.untyped:
+        if equal:
             self.last = Snapshot(mod, before.ref, before.doc)
             return self.last, False
         after = self.take(mod)
-        # When TVM cannot compare the modules, or the change may be inferred types only,
-        # the snapshots decide.
+        # When TVM cannot compare the modules, the snapshots decide.
         return after, True if equal is False else after.ref != before.ref
 
     def forget(self) -> None:

@@ -15,7 +15,7 @@ node kind. Three modules::
 
 from __future__ import annotations
 
-from .document import FORMAT, SMALL_TENSOR_ELEMENTS, VERSION, digest_bytes, encode, new_document
+from .document import FORMAT, SMALL_TENSOR_ELEMENTS, VERSION, digest_bytes, digest_parts, encode, new_document
 from .kinds import (CALLABLE_KINDS, EXPR_KINDS, FUNCTION_KINDS, INFERRED_TYPE_KINDS, NODE_KINDS, PATTERN_KINDS,
                     Field, FieldKind, NodeKind, labelled_references, reference_field_names, references,
                     topological_order)
@@ -38,6 +38,7 @@ __all__ = [
     "ValidationReport",
     "new_document",
     "digest_bytes",
+    "digest_parts",
     "references",
     "reference_field_names",
     "labelled_references",

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Mapping, Tuple
 
 import orjson
 
-__all__ = ["FORMAT", "VERSION", "SMALL_TENSOR_ELEMENTS", "new_document", "encode", "digest_bytes"]
+__all__ = ["FORMAT", "VERSION", "SMALL_TENSOR_ELEMENTS", "new_document", "encode", "digest_bytes", "digest_parts"]
 
 FORMAT = "relayviz"
 #: The version this package writes. Readers accept any 1.x; unknown kinds of a newer 1.x are kept.
@@ -22,6 +22,15 @@ SMALL_TENSOR_ELEMENTS = 16
 def digest_bytes(data: bytes) -> str:
     """A content digest as the format writes it: ``sha256:`` and 32 hex digits (128 bits)."""
     return "sha256:" + hashlib.sha256(data).hexdigest()[:32]
+
+
+def digest_parts(*parts: Any) -> str:
+    """``digest_bytes`` of the parts joined, without joining them: each part is a bytes-like
+    object (a C-contiguous NumPy array hashes its memory, what ``tobytes()`` would copy)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part)
+    return "sha256:" + digest.hexdigest()[:32]
 
 
 

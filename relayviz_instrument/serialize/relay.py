@@ -20,11 +20,22 @@ from tvm import relay
 
 from ..errors import RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, new_document
-from .values import GenerationalCache, attrs_to_json, dim_value, tensor_value, type_to_json, virtual_device_to_json
+from .values import (GenerationalCache, attr_value, attrs_to_json, dim_value, items, object_key, tensor_value,
+                     type_to_json, virtual_device_to_json)
+# Fields are read through NodeGetAttr, never for Python properties such as ``Var.name_hint``:
+# the expansions read several fields of every new node.
+from .values import field as _field
 from .walk import Expansion as _Expansion, Walk as _Walk, leaf as _leaf, typed as _typed
 
 __all__ = ["RelaySerializer"]
 
+#: Stands for "not read yet" where ``None`` is a value (an expression with no inferred type).
+_UNREAD = object()
+#: The attribute part of the key of an Op node without attributes.
+_NO_ATTRS = orjson.dumps(None)
+_TENSOR_TYPE = tvm.ir.TensorType
+_structural_hash = tvm.ir.structural_hash
+_structural_equal = tvm.ir.structural_equal
 
 
 class RelaySerializer:
@@ -51,6 +62,16 @@ class RelaySerializer:
         self._attrs: GenerationalCache[Dict[str, Any]] = GenerationalCache()
         self._types: GenerationalCache[Any] = GenerationalCache()
         self._tensors: GenerationalCache[Tuple[Any, str]] = GenerationalCache()
+        #: ``orjson.dumps`` of a call's attributes (part of its Op node's key), by Attrs object.
+        self._attr_keys: GenerationalCache[bytes] = GenerationalCache()
+        #: Module attribute values by object: late in relay.build a FunctionInfo prints a whole
+        #: function, and each pass that adds an attribute makes a new DictAttrs around it.
+        self._attr_values: GenerationalCache[Any] = GenerationalCache()
+        #: Operator names by Op object (operators are registered once and never freed).
+        self._op_names: Dict[int, Tuple[Any, str]] = {}
+        #: Tensor types converted so far, by structural hash: type inference makes a new type
+        #: object for every expression it types, equal to one seen before almost always.
+        self._tensor_types: Dict[int, List[Tuple[Any, Dict[str, Any]]]] = {}
 
     # -- public entry points ----------------------------------------------------------------
 
@@ -61,7 +82,7 @@ class RelaySerializer:
         for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
             functions[name] = walk.visit(func)
         tdefs = _type_definitions(mod)
-        module_attrs = attrs_to_json(mod.attrs) if mod.attrs is not None else {}
+        module_attrs = self._module_attrs(mod.attrs)
         self._rotate()
         return new_document(walk.nodes, ir="relay", functions=functions, type_definitions=tdefs or None,
                             attrs=module_attrs or None)
@@ -76,35 +97,76 @@ class RelaySerializer:
     # -- cached conversions -----------------------------------------------------------------
 
     def expansion(self, obj: Any, key: int) -> _Expansion:
-        stamp = obj._checked_type_ if type(obj) in _TYPED else None
-        return self._expansions.get(obj, self._expand, key, stamp)
+        if type(obj) in _TYPED:
+            # The inferred type is read once: it is the cache entry's stamp and the node's type.
+            checked = _field(obj, "_checked_type_")
+            return self._expansions.get(obj, lambda o: self._expand(o, checked), key, checked)
+        return self._expansions.get(obj, self._expand, key)
 
     def type_of(self, ty: Any) -> Any:
-        return None if ty is None else self._types.get(ty, type_to_json)
+        return None if ty is None else self._types.get(ty, self._converted_type)
 
     def attrs_of(self, attrs: Any) -> Dict[str, Any]:
         return {} if attrs is None else self._attrs.get(attrs, attrs_to_json)
 
+    def _module_attrs(self, attrs: Any) -> Dict[str, Any]:
+        """``attrs_to_json`` of a module's attributes, each TVM object among the values
+        converted once while it stays in the module."""
+        if attrs is None:
+            return {}
+        if not isinstance(attrs, tvm.ir.DictAttrs):
+            return self.attrs_of(attrs)
+        out = {}
+        for key in sorted(attrs.keys()):
+            value = attrs[key]
+            out[str(key)] = (self._attr_values.get(value, attr_value) if isinstance(value, tvm.runtime.Object)
+                             else attr_value(value))
+        return out
+
+    def _converted_type(self, ty: Any) -> Any:
+        """``type_to_json(ty)``; a tensor type structurally equal to one converted before
+        (same dtype, same dimensions) shares that one's conversion: comparing costs two calls
+        into TVM, reading the dtype and every dimension several."""
+        if type(ty) is not _TENSOR_TYPE:
+            return type_to_json(ty)
+        digest = _structural_hash(ty)
+        seen = self._tensor_types.setdefault(digest, [])
+        for other, converted in seen:
+            if _structural_equal(other, ty):
+                return converted
+        converted = type_to_json(ty)
+        seen.append((ty, converted))
+        return converted
+
+    def _op_name(self, op: Any) -> str:
+        """The name of an operator, read once per operator."""
+        key = object_key(op)
+        found = self._op_names.get(key)
+        if found is None:
+            found = self._op_names[key] = (op, str(_field(op, "name")))
+        return found[1]
+
     def _rotate(self) -> None:
-        for cache in (self._expansions, self._attrs, self._types, self._tensors):
+        for cache in (self._expansions, self._attrs, self._attr_keys, self._attr_values, self._types, self._tensors):
             cache.rotate()
 
     # -- one expansion per kind: the children to write first, and how to build the node -------
 
-    def _expand(self, obj: Any) -> _Expansion:
+    def _expand(self, obj: Any, checked: Any = _UNREAD) -> _Expansion:
+        """``checked``: the object's ``checked_type_`` when the caller read it already."""
         handler = _HANDLERS.get(type(obj))
         if handler is None:
             handler = next((h for cls, h in _HANDLER_ORDER if isinstance(obj, cls)), RelaySerializer._opaque)
-        return handler(self, obj)
+        return handler(self, obj, checked)
 
-    def _checked_type(self, expr: Any) -> Any:
-        return self.type_of(expr._checked_type_)
+    def _checked_type(self, expr: Any, checked: Any = _UNREAD) -> Any:
+        return self.type_of(_field(expr, "_checked_type_") if checked is _UNREAD else checked)
 
-    def _var(self, var: Any) -> _Expansion:
-        ty = var._checked_type_
+    def _var(self, var: Any, checked: Any = _UNREAD) -> _Expansion:
+        ty = _field(var, "_checked_type_") if checked is _UNREAD else checked
         if ty is None:
-            ty = var.type_annotation
-        node: Dict[str, Any] = {"node_kind": "Var", "name": str(var.name_hint)}
+            ty = _field(var, "type_annotation")
+        node: Dict[str, Any] = {"node_kind": "Var", "name": str(_field(_field(var, "vid"), "name_hint"))}
         jty = self.type_of(ty)
         if jty is not None:
             if "kind" in jty:
@@ -122,19 +184,22 @@ class RelaySerializer:
             if jdevice:
                 node["virtual_device"] = jdevice
 
-    def _constant(self, const: Any) -> _Expansion:
+    def _constant(self, const: Any, checked: Any = _UNREAD) -> _Expansion:
         # Passes re-create Constant nodes around the same NDArray (every InferType does), so
         # values and digests are remembered per NDArray, not per Constant.
-        value, dtype = self._tensors.get(const.data, lambda data: tensor_value(
+        value, dtype = self._tensors.get(_field(const, "data"), lambda data: tensor_value(
             data, full_values=self.full_values, small_elements=self.small_elements))
         return _leaf({"node_kind": "Const", "value": value, "dtype": dtype})
 
-    def _call(self, call: Any) -> _Expansion:
-        op, args, attrs = call.op, list(call.args), call.attrs
-        ty = self._checked_type(call)
+    def _call(self, call: Any, checked: Any = _UNREAD) -> _Expansion:
+        op, args, attrs = _field(call, "op"), items(_field(call, "args")), _field(call, "attrs")
+        ty = self._checked_type(call, checked)
         if isinstance(op, tvm.ir.Op):
-            op_name, jattrs = str(op.name), (None if attrs is None else self.attrs_of(attrs))
-            op_key = (op_name, orjson.dumps(jattrs))
+            if attrs is None:
+                jattrs, op_key = None, (self._op_name(op), _NO_ATTRS)
+            else:
+                jattrs = self.attrs_of(attrs)
+                op_key = (self._op_name(op), self._attr_keys.get(attrs, lambda a: orjson.dumps(jattrs)))
 
             def build_op_call(walk: _Walk, ids: List[int]) -> Dict[str, Any]:
                 node = {"node_kind": "Call", "op": _op_node(walk, op_key, jattrs), "args": ids}
@@ -149,90 +214,94 @@ class RelaySerializer:
             return _typed(node, ty)
         return _Expansion([op] + args, build_call)
 
-    def _op(self, op: Any) -> _Expansion:
+    def _op(self, op: Any, checked: Any = _UNREAD) -> _Expansion:
         # An operator used as a value (passed to a higher-order function), not called.
-        op_key = (str(op.name), orjson.dumps(None))
+        op_key = (str(op.name), _NO_ATTRS)
         return _Expansion((), lambda walk, ids: _op_node(walk, op_key, None))
 
-    def _function(self, func: Any) -> _Expansion:
-        params = list(func.params)
+    def _function(self, func: Any, checked: Any = _UNREAD) -> _Expansion:
+        params = items(_field(func, "params"))
         node: Dict[str, Any] = {"node_kind": "Function"}
-        ret = func.ret_type
-        if ret is None and func._checked_type_ is not None:
-            ret = func._checked_type_.ret_type
+        ret = _field(func, "ret_type")
+        if ret is None:
+            checked = _field(func, "_checked_type_") if checked is _UNREAD else checked
+            if checked is not None:
+                ret = checked.ret_type
         if ret is not None:
             node["ret_type"] = self.type_of(ret)
-        if func.attrs is not None and len(func.attrs.keys()):
-            node["attrs"] = self.attrs_of(func.attrs)
-        if len(func.type_params):
-            node["type_params"] = [str(tp.name_hint) for tp in func.type_params]
+        attrs = _field(func, "attrs")
+        if attrs is not None and len(attrs.keys()):
+            node["attrs"] = self.attrs_of(attrs)
+        type_params = _field(func, "type_params")
+        if len(type_params):
+            node["type_params"] = [str(tp.name_hint) for tp in type_params]
         self._place(node, func)
-        return _Expansion(params + [func.body], lambda walk, ids: {
+        return _Expansion(params + [_field(func, "body")], lambda walk, ids: {
             "node_kind": "Function", "body": ids[-1], "params": ids[:-1], **node})
 
-    def _global_var(self, gvar: Any) -> _Expansion:
+    def _global_var(self, gvar: Any, checked: Any = _UNREAD) -> _Expansion:
         name = str(gvar.name_hint)
         return _Expansion((), lambda walk, ids: walk.shared(("GlobalVar", name), lambda: {"node_kind": "GlobalVar", "name": name}))
 
-    def _tuple(self, tup: Any) -> _Expansion:
-        ty = self._checked_type(tup)
-        return _Expansion(list(tup.fields), lambda walk, ids: _typed({"node_kind": "Tuple", "fields": ids}, ty))
+    def _tuple(self, tup: Any, checked: Any = _UNREAD) -> _Expansion:
+        ty = self._checked_type(tup, checked)
+        return _Expansion(items(_field(tup, "fields")), lambda walk, ids: _typed({"node_kind": "Tuple", "fields": ids}, ty))
 
-    def _tuple_get_item(self, tgi: Any) -> _Expansion:
-        index, ty = int(tgi.index), self._checked_type(tgi)
-        return _Expansion([tgi.tuple_value], lambda walk, ids: _typed(
+    def _tuple_get_item(self, tgi: Any, checked: Any = _UNREAD) -> _Expansion:
+        index, ty = int(_field(tgi, "index")), self._checked_type(tgi, checked)
+        return _Expansion([_field(tgi, "tuple_value")], lambda walk, ids: _typed(
             {"node_kind": "TupleGetItem", "tuple_value": ids[0], "index": index}, ty))
 
-    def _let(self, let: Any) -> _Expansion:
-        ty = self._checked_type(let)
+    def _let(self, let: Any, checked: Any = _UNREAD) -> _Expansion:
+        ty = self._checked_type(let, checked)
         return _Expansion([let.var, let.value, let.body], lambda walk, ids: _typed(
             {"node_kind": "Let", "variable": ids[0], "value": ids[1], "body": ids[2]}, ty))
 
-    def _if(self, ite: Any) -> _Expansion:
-        ty = self._checked_type(ite)
+    def _if(self, ite: Any, checked: Any = _UNREAD) -> _Expansion:
+        ty = self._checked_type(ite, checked)
         return _Expansion([ite.cond, ite.true_branch, ite.false_branch], lambda walk, ids: _typed(
             {"node_kind": "If", "cond": ids[0], "true_branch": ids[1], "false_branch": ids[2]}, ty))
 
-    def _constructor(self, ctor: Any) -> _Expansion:
+    def _constructor(self, ctor: Any, checked: Any = _UNREAD) -> _Expansion:
         return _leaf({"node_kind": "Constructor", "name": str(ctor.name_hint),
                       "adt": str(ctor.belong_to.name_hint)})
 
-    def _match(self, match: Any) -> _Expansion:
-        complete, ty = bool(match.complete), self._checked_type(match)
+    def _match(self, match: Any, checked: Any = _UNREAD) -> _Expansion:
+        complete, ty = bool(match.complete), self._checked_type(match, checked)
         return _Expansion([match.data] + list(match.clauses), lambda walk, ids: _typed(
             {"node_kind": "Match", "data": ids[0], "clauses": ids[1:], "complete": complete}, ty))
 
-    def _clause(self, clause: Any) -> _Expansion:
+    def _clause(self, clause: Any, checked: Any = _UNREAD) -> _Expansion:
         return _Expansion([clause.lhs, clause.rhs], lambda walk, ids: {
             "node_kind": "Clause", "lhs": ids[0], "rhs": ids[1]})
 
-    def _pattern_wildcard(self, pat: Any) -> _Expansion:
+    def _pattern_wildcard(self, pat: Any, checked: Any = _UNREAD) -> _Expansion:
         return _leaf({"node_kind": "PatternWildcard"})
 
-    def _pattern_var(self, pat: Any) -> _Expansion:
+    def _pattern_var(self, pat: Any, checked: Any = _UNREAD) -> _Expansion:
         return _Expansion([pat.var], lambda walk, ids: {"node_kind": "PatternVar", "var": ids[0]})
 
-    def _pattern_constructor(self, pat: Any) -> _Expansion:
+    def _pattern_constructor(self, pat: Any, checked: Any = _UNREAD) -> _Expansion:
         return _Expansion([pat.constructor] + list(pat.patterns), lambda walk, ids: {
             "node_kind": "PatternConstructor", "constructor": ids[0], "patterns": ids[1:]})
 
-    def _pattern_tuple(self, pat: Any) -> _Expansion:
+    def _pattern_tuple(self, pat: Any, checked: Any = _UNREAD) -> _Expansion:
         return _Expansion(list(pat.patterns), lambda walk, ids: {"node_kind": "PatternTuple", "patterns": ids})
 
-    def _ref_create(self, ref: Any) -> _Expansion:
-        ty = self._checked_type(ref)
+    def _ref_create(self, ref: Any, checked: Any = _UNREAD) -> _Expansion:
+        ty = self._checked_type(ref, checked)
         return _Expansion([ref.value], lambda walk, ids: _typed({"node_kind": "RefCreate", "value": ids[0]}, ty))
 
-    def _ref_read(self, ref: Any) -> _Expansion:
-        ty = self._checked_type(ref)
+    def _ref_read(self, ref: Any, checked: Any = _UNREAD) -> _Expansion:
+        ty = self._checked_type(ref, checked)
         return _Expansion([ref.ref], lambda walk, ids: _typed({"node_kind": "RefRead", "ref": ids[0]}, ty))
 
-    def _ref_write(self, ref: Any) -> _Expansion:
-        ty = self._checked_type(ref)
+    def _ref_write(self, ref: Any, checked: Any = _UNREAD) -> _Expansion:
+        ty = self._checked_type(ref, checked)
         return _Expansion([ref.ref, ref.value], lambda walk, ids: _typed(
             {"node_kind": "RefWrite", "ref": ids[0], "value": ids[1]}, ty))
 
-    def _primfunc(self, func: Any) -> _Expansion:
+    def _primfunc(self, func: Any, checked: Any = _UNREAD) -> _Expansion:
         symbol = func.attrs["global_symbol"] if func.attrs is not None and "global_symbol" in func.attrs else None
         signature = []
         for param in func.params:
@@ -248,7 +317,7 @@ class RelaySerializer:
             node["digest"] = digest_bytes(func.script().encode())
         return _leaf(node)
 
-    def _opaque(self, obj: Any) -> _Expansion:
+    def _opaque(self, obj: Any, checked: Any = _UNREAD) -> _Expansion:
         if not isinstance(obj, tvm.runtime.Object):
             raise RelayVizSerializeError(
                 f"cannot serialize {type(obj).__name__!r}: expected a Relay expression, function or "

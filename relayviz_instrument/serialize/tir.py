@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional
 
 from ..format import SMALL_TENSOR_ELEMENTS, new_document
-from .values import GenerationalCache, attrs_to_json, dim_value, object_key, prim_dtype, scalar_json, type_key
+from .values import (GenerationalCache, attrs_to_json, dim_value, field, items, object_key, optional_field,
+                     prim_dtype, scalar_json, type_key)
 from .walk import Expansion, Walk, leaf
 
 __all__ = ["TirSerializer", "buffer_json", "primfunc_signature"]
@@ -49,8 +50,8 @@ _OPERANDS = {"Not": ("a",), "BitwiseNot": ("a",), "Select": ("condition", "true_
 
 def buffer_json(buffer: Any) -> Dict[str, Any]:
     """A buffer as ``{"name", "dtype", "shape", "scope"}`` (scope only when not ``global``)."""
-    out: Dict[str, Any] = {"name": str(buffer.name), "dtype": str(buffer.dtype),
-                           "shape": [dim_value(d) for d in buffer.shape]}
+    out: Dict[str, Any] = {"name": str(field(buffer, "name")), "dtype": str(field(buffer, "dtype")),
+                           "shape": [dim_value(d) for d in items(field(buffer, "shape"))]}
     scope = buffer.scope() if callable(getattr(buffer, "scope", None)) else getattr(buffer, "scope", "")
     if scope and str(scope) != "global":
         out["scope"] = str(scope)
@@ -60,12 +61,12 @@ def buffer_json(buffer: Any) -> Dict[str, Any]:
 def primfunc_signature(func: Any) -> List[Dict[str, Any]]:
     """A PrimFunc's parameters: ``{"name", "dtype"}``, with the buffer's ``shape`` (and
     ``buffer`` name and ``scope`` where they say more) for a buffer parameter."""
-    buffer_map = getattr(func, "buffer_map", None)
+    buffer_map = optional_field(func, "buffer_map")
     out = []
-    for param in func.params:
-        entry: Dict[str, Any] = {"name": str(param.name), "dtype": prim_dtype(param)}
+    for param in items(func.params):
+        entry: Dict[str, Any] = {"name": str(field(param, "name")), "dtype": prim_dtype(param)}
         buffer = buffer_map.get(param) if buffer_map is not None else None
-        if buffer is None and type(getattr(param, "ty", None)).__name__ == "BufferType":
+        if buffer is None and type(optional_field(param, "ty")).__name__ == "BufferType":
             buffer = param  # TVM 0.2x: the parameter is the buffer
         if buffer is not None:
             described = buffer_json(buffer)
@@ -91,6 +92,10 @@ class TirSerializer:
         self.tir_bodies = tir_bodies
         self._expansions: GenerationalCache[Expansion] = GenerationalCache()
         self._texts: GenerationalCache[str] = GenerationalCache()
+        #: The text of sub-expressions, for :func:`~relayviz_instrument.serialize.values.prim_text`.
+        self._subtexts: GenerationalCache[str] = GenerationalCache()
+        #: Attributes and annotations by object (a PrimFunc's print its target, a long text).
+        self._attrs: GenerationalCache[Dict[str, Any]] = GenerationalCache()
         self._handlers: Dict[str, Callable[[Any, int], Expansion]] = {
             "PrimFunc": self._primfunc,
             "For": self._for, "While": self._while,
@@ -131,6 +136,8 @@ class TirSerializer:
         """Start a new snapshot (a serializer that embeds this one calls it with its own)."""
         self._expansions.rotate()
         self._texts.rotate()
+        self._subtexts.rotate()
+        self._attrs.rotate()
 
     def expansion(self, obj: Any, key: int) -> Expansion:
         """What to write for one TIR object (cached by identity for two snapshots)."""
@@ -146,25 +153,30 @@ class TirSerializer:
             return leaf({"node_kind": "Opaque", "type_key": type_key(obj)})
         return handler(obj)
 
+    def attrs_of(self, attrs: Any) -> Dict[str, Any]:
+        """Attributes or annotations as JSON (cached by identity for two snapshots)."""
+        return self._attrs.get(attrs, attrs_to_json)
+
     def text(self, expr: Any) -> Any:
         """An index, extent or condition as a JSON value: an int, or short text."""
         if isinstance(expr, int):
             return expr
-        return self._texts.get(expr, dim_value)
+        return self._texts.get(expr, lambda e: dim_value(e, self._subtexts))
 
     def _region(self, region: Any) -> str:
-        source = getattr(region, "buffer", None) or getattr(region, "source", None)
+        source = optional_field(region, "buffer") or optional_field(region, "source")
         ranges = []
-        for r in region.region:
-            lo = self.text(r.min)
-            ranges.append(str(lo) if r.extent is not None and _is_one(r.extent)
-                          else f"{lo}:{_plus(lo, self.text(r.extent))}")
+        for r in items(field(region, "region")):
+            lo, extent = self.text(field(r, "min")), field(r, "extent")
+            ranges.append(str(lo) if extent is not None and _is_one(extent)
+                          else f"{lo}:{_plus(lo, self.text(extent))}")
         return f"{getattr(source, 'name', '?')}[{', '.join(ranges)}]"
 
     # -- PrimFunc --------------------------------------------------------------------------
 
     def _primfunc(self, func: Any) -> Expansion:
-        attrs = attrs_to_json(func.attrs) if func.attrs is not None and len(func.attrs.keys()) else {}
+        func_attrs = func.attrs
+        attrs = self.attrs_of(func_attrs) if func_attrs is not None and len(func_attrs.keys()) else {}
         symbol = attrs.get("global_symbol")
         node: Dict[str, Any] = {"node_kind": "PrimFunc", "signature": primfunc_signature(func)}
         if attrs:
@@ -182,19 +194,20 @@ class TirSerializer:
     # -- statements ------------------------------------------------------------------------
 
     def _for(self, loop: Any) -> Expansion:
-        node: Dict[str, Any] = {"node_kind": "For", "loop_var": str(loop.loop_var.name),
-                                "min": self.text(loop.min), "extent": self.text(loop.extent),
-                                "kind": _FOR_KINDS.get(int(loop.kind), str(loop.kind))}
-        binding = getattr(loop, "thread_binding", None)
+        kind = field(loop, "kind")
+        node: Dict[str, Any] = {"node_kind": "For", "loop_var": str(field(field(loop, "loop_var"), "name")),
+                                "min": self.text(field(loop, "min")), "extent": self.text(field(loop, "extent")),
+                                "kind": _FOR_KINDS.get(int(kind), str(kind))}
+        binding = optional_field(loop, "thread_binding")
         if binding is not None:
             node["thread"] = str(binding.thread_tag)
-        step = getattr(loop, "step", None)
+        step = optional_field(loop, "step")
         if step is not None:
             node["step"] = self.text(step)
-        annotations = getattr(loop, "annotations", None)
+        annotations = optional_field(loop, "annotations")
         if annotations is not None and len(annotations):
-            node["annotations"] = attrs_to_json(annotations)
-        return _with_body(node, loop.body)
+            node["annotations"] = self.attrs_of(annotations)
+        return _with_body(node, field(loop, "body"))
 
     def _while(self, loop: Any) -> Expansion:
         return _with_body({"node_kind": "While", "condition": self.text(loop.condition)}, loop.body)
@@ -214,7 +227,7 @@ class TirSerializer:
             node["match_buffers"] = [{"buffer": str(m.buffer.name), "source": self._region(m.source)}
                                      for m in block.match_buffers]
         if block.annotations is not None and len(block.annotations):
-            node["annotations"] = attrs_to_json(block.annotations)
+            node["annotations"] = self.attrs_of(block.annotations)
         init = block.init
         children = [block.body] + ([init] if init is not None else [])
 
@@ -233,12 +246,12 @@ class TirSerializer:
         return Expansion([realize.block], lambda walk, ids: {**node, "block": ids[0]})
 
     def _buffer_store(self, store: Any) -> Expansion:
-        node = {"node_kind": "BufferStore", "buffer": str(store.buffer.name),
-                "indices": [self.text(i) for i in store.indices]}
-        return Expansion([store.value], lambda walk, ids: {**node, "value": ids[0]})
+        node = {"node_kind": "BufferStore", "buffer": str(field(field(store, "buffer"), "name")),
+                "indices": [self.text(i) for i in items(field(store, "indices"))]}
+        return Expansion([field(store, "value")], lambda walk, ids: {**node, "value": ids[0]})
 
     def _seq(self, seq: Any) -> Expansion:
-        return Expansion(list(seq.seq), lambda walk, ids: {"node_kind": "SeqStmt", "seq": ids})
+        return Expansion(items(field(seq, "seq")), lambda walk, ids: {"node_kind": "SeqStmt", "seq": ids})
 
     def _if_then_else(self, stmt: Any) -> Expansion:
         node = {"node_kind": "IfThenElse", "condition": self.text(stmt.condition)}
@@ -252,34 +265,35 @@ class TirSerializer:
         return Expansion(children, build)
 
     def _let(self, stmt: Any) -> Expansion:
-        return _with_body({"node_kind": "LetStmt", "var": str(stmt.var.name), "value": self.text(stmt.value)},
-                          getattr(stmt, "body", None))
+        return _with_body({"node_kind": "LetStmt", "var": str(field(field(stmt, "var"), "name")),
+                           "value": self.text(field(stmt, "value"))}, optional_field(stmt, "body"))
 
     def _attr_stmt(self, stmt: Any) -> Expansion:
-        node = {"node_kind": "AttrStmt", "attr_key": str(stmt.attr_key), "value": self.text(stmt.value)}
-        target = stmt.node
-        name = getattr(target, "name", None) or getattr(getattr(target, "var", None), "name", None)
+        node = {"node_kind": "AttrStmt", "attr_key": str(field(stmt, "attr_key")),
+                "value": self.text(field(stmt, "value"))}
+        target = field(stmt, "node")
+        name = optional_field(target, "name") or optional_field(optional_field(target, "var"), "name")
         if name is not None:
             node["node"] = str(name)
-        return _with_body(node, stmt.body)
+        return _with_body(node, field(stmt, "body"))
 
     def _assert(self, stmt: Any) -> Expansion:
-        return _with_body({"node_kind": "AssertStmt", "condition": self.text(stmt.condition)},
-                          getattr(stmt, "body", None))
+        return _with_body({"node_kind": "AssertStmt", "condition": self.text(field(stmt, "condition"))},
+                          optional_field(stmt, "body"))
 
     def _allocate(self, stmt: Any) -> Expansion:
-        buffer = getattr(stmt, "buffer", None)
+        buffer = optional_field(stmt, "buffer")
         if buffer is not None:
             node: Dict[str, Any] = {"node_kind": "Allocate", **buffer_json(buffer)}
         else:  # TVM <= 0.19's Allocate: a data variable, its dtype and extents
             node = {"node_kind": "Allocate", "name": str(stmt.buffer_var.name), "dtype": str(stmt.dtype),
                     "shape": [dim_value(e) for e in stmt.extents]}
-            scope = getattr(getattr(stmt.buffer_var, "type_annotation", None), "storage_scope", "")
+            scope = getattr(optional_field(stmt.buffer_var, "type_annotation"), "storage_scope", "")
             if scope and scope != "global":
                 node["scope"] = str(scope)
         if type(stmt).__name__ == "DeclBuffer":
             node["declared"] = True
-        return _with_body(node, getattr(stmt, "body", None))
+        return _with_body(node, optional_field(stmt, "body"))
 
     def _realize(self, stmt: Any) -> Expansion:
         # TVM <= 0.19, before storage flattening: a buffer region made real around a body.
@@ -293,33 +307,34 @@ class TirSerializer:
     # -- expressions -----------------------------------------------------------------------
 
     def _buffer_load(self, load: Any) -> Expansion:
-        buffer = getattr(load, "buffer", None) or getattr(load, "source", None)
+        buffer = optional_field(load, "buffer") or optional_field(load, "source")
         return leaf({"node_kind": "BufferLoad", "buffer": str(getattr(buffer, "name", "?")),
-                     "indices": [self.text(i) for i in load.indices], "type": _scalar_type(load)})
+                     "indices": [self.text(i) for i in items(field(load, "indices"))], "type": _scalar_type(load)})
 
     def _call(self, call: Any) -> Expansion:
-        op = call.op
+        op = field(call, "op")
         name = str(op.name) if hasattr(op, "name") and type(op).__name__ == "Op" else str(getattr(op, "name_hint", op))
         ty = _scalar_type(call)
-        return Expansion(list(call.args), lambda walk, ids: {
+        return Expansion(items(field(call, "args")), lambda walk, ids: {
             "node_kind": "Call", "op": _op(walk, name), "args": ids, "type": ty})
 
     def _arith(self, expr: Any) -> Expansion:
         cls = type(expr).__name__
         name, ty = _ARITH[cls], _scalar_type(expr)
-        operands = [getattr(expr, f) for f in _OPERANDS.get(cls, ("a", "b"))]
+        operands = [field(expr, f) for f in _OPERANDS.get(cls, ("a", "b"))]
         return Expansion(operands, lambda walk, ids: {"node_kind": "Call", "op": _op(walk, name), "args": ids,
                                                       "type": ty})
 
     def _constant(self, imm: Any) -> Expansion:
         dtype = prim_dtype(imm)
-        value = scalar_json(bool(imm.value) if dtype == "bool" else imm.value)
+        raw = field(imm, "value")
+        value = scalar_json(bool(raw) if dtype == "bool" else raw)
         key = ("Const", dtype, repr(value))
         return Expansion((), lambda walk, ids: walk.shared(key, lambda: {
             "node_kind": "Const", "value": value, "dtype": dtype}))
 
     def _var(self, var: Any) -> Expansion:
-        return leaf({"node_kind": "Var", "name": str(var.name), "dtype": prim_dtype(var), "shape": []})
+        return leaf({"node_kind": "Var", "name": str(field(var, "name")), "dtype": prim_dtype(var), "shape": []})
 
     def _string(self, imm: Any) -> Expansion:
         return leaf({"node_kind": "StringImm", "value": str(imm.value)})

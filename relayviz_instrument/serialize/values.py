@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, List, NamedTuple, Optional, Tuple, TypeVar
 
 import numpy as np
 import tvm
 
-from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes
+from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, digest_parts
 
 __all__ = [
     "GenerationalCache",
     "object_key",
+    "field",
+    "optional_field",
+    "items",
     "type_key",
     "object_fields",
     "prim_text",
@@ -89,6 +92,8 @@ _GLOBAL_TYPE_VAR = _classes("ir.GlobalTypeVar")
 _TYPE_VAR = _classes("ir.TypeVar")
 _REF_TYPE = _classes("ir.RelayRefType")
 _INCOMPLETE_TYPE = _classes("ir.IncompleteType")
+#: The base class of TVM's objects (tvm-ffi's ``Object`` on TVM 0.2x).
+_OBJECT = _classes("runtime.Object")
 
 
 def _object_key() -> Callable[[Any], int]:
@@ -103,6 +108,74 @@ def _object_key() -> Callable[[Any], int]:
 
 
 object_key: Callable[[Any], int] = _object_key()
+
+
+def _node_get_attr() -> Optional[Callable[[Any, str], Any]]:
+    """TVM's ``NodeGetAttr`` on TVMs before tvm-ffi (0.2x), where ``obj.name`` reaches a field
+    only after Python's own lookup failed; ``None`` on TVM 0.2x, whose fields are attributes."""
+    if _tvm_ffi() is not None:
+        return None
+    return getattr(getattr(tvm.runtime, "_ffi_node_api", None), "NodeGetAttr", None)
+
+
+_NODE_GET_ATTR = _node_get_attr()
+#: Reads one reflected field of a TVM object, as ``getattr(obj, name)`` does, without the
+#: failed Python lookup first on TVMs before 0.20. Only for fields, never for properties.
+field: Callable[[Any, str], Any] = _NODE_GET_ATTR if _NODE_GET_ATTR is not None else getattr
+_ARRAY_API = getattr(tvm.runtime, "_ffi_api", None) if _NODE_GET_ATTR is not None else None
+_ARRAY_SIZE = getattr(_ARRAY_API, "ArraySize", None)
+_ARRAY_ITEM = getattr(_ARRAY_API, "ArrayGetItem", None)
+
+
+def items(array: Any) -> List[Any]:
+    """The elements of a TVM ``Array``, as ``list(array)`` gives them. Before TVM 0.20 an
+    Array has no iterator: ``list()`` asks for its size again with every element and stops
+    on a raised IndexError; here the size is asked once."""
+    if _ARRAY_ITEM is None or not isinstance(array, _ARRAY):
+        return list(array)
+    return [_ARRAY_ITEM(array, i) for i in range(_ARRAY_SIZE(array))]
+
+
+#: How ``optional_field`` reads each name of each class (TVMs before 0.20 only): one of
+#: the three ways below, found once per class and name.
+_WAYS: Dict[Tuple[type, str], int] = {}
+_PYTHON, _REFLECTED, _ABSENT = 0, 1, 2
+#: The base of TVM's object classes before 0.20, and the classes among them that stand for
+#: several TVM types (the types without a Python class of their own, and attributes).
+_LEGACY_OBJECT = getattr(tvm.runtime, "Object", None) if _NODE_GET_ATTR is not None else None
+_SHARED_CLASSES = tuple(c for c in (_LEGACY_OBJECT, getattr(tvm.ir, "Attrs", None), getattr(tvm.ir, "DictAttrs", None))
+                        if isinstance(c, type))
+
+
+def optional_field(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, None)`` for a field some TVMs lack (``For.step``, ``Allocate.buffer``).
+
+    Before TVM 0.20 a missing field costs a failed call into TVM and the error message it
+    formats (a quarter of a second the first time, a millisecond after), so the fields of a
+    class are listed once and a name that is not among them is not asked for. Not for the
+    base classes that stand for several TVM types, whose fields differ from object to object.
+    """
+    cls = type(obj)
+    way = _WAYS.get((cls, name))
+    if way is None:
+        way = _way(obj, name)
+    if way == _REFLECTED:
+        return _NODE_GET_ATTR(obj, name)  # type: ignore[misc]
+    return getattr(obj, name, None) if way == _PYTHON else None
+
+
+def _way(obj: Any, name: str) -> int:
+    """How ``optional_field`` reads ``name`` of objects of ``obj``'s class; remembered where
+    the class alone decides."""
+    cls = type(obj)
+    if _LEGACY_OBJECT is None or not isinstance(obj, _LEGACY_OBJECT) or cls in _SHARED_CLASSES:
+        return _PYTHON  # not remembered: plain getattr every time
+    if hasattr(cls, name):  # a Python attribute (a property, a method) comes first, as in getattr
+        way = _PYTHON
+    else:
+        way = _REFLECTED if name in object_fields(obj) else _ABSENT
+    _WAYS[(cls, name)] = way
+    return way
 
 
 def type_key(obj: Any) -> str:
@@ -159,6 +232,21 @@ class GenerationalCache(Generic[V]):
             self._current[key] = hit
         return hit[2]
 
+    def find(self, key: int) -> Optional[V]:
+        """The value stored under ``key`` (an object_key) for this snapshot or the previous
+        one (then kept for this one too), or None."""
+        hit = self._current.get(key)
+        if hit is None:
+            hit = self._previous.pop(key, None)
+            if hit is None:
+                return None
+            self._current[key] = hit
+        return hit[2]
+
+    def store(self, key: int, obj: Any, value: V) -> None:
+        """Remember ``value`` for ``obj`` (whose object_key is ``key``) in this snapshot."""
+        self._current[key] = (obj, None, value)
+
     def rotate(self) -> None:
         """Start a new snapshot: keep only what the snapshot just finished used."""
         self._previous = self._current
@@ -189,22 +277,22 @@ def scalar_json(value: Any) -> Any:
 
 def prim_dtype(expr: Any) -> str:
     """The dtype of a TIR expression or variable (``dtype`` before TVM 0.2x, the type's text after)."""
-    dtype = getattr(expr, "dtype", None)
+    dtype = optional_field(expr, "dtype")
     if dtype is None:
         dtype = getattr(expr, "ty", "")
     return str(dtype)
 
 
-def dim_value(dim: Any) -> Any:
+def dim_value(dim: Any, texts: "Optional[GenerationalCache[str]]" = None) -> Any:
     """One dimension of a shape: an int, "?" for a dynamic (Any) dimension, else its name or
-    its text (``n * 2``, see :func:`prim_text`)."""
+    its text (``n * 2``, see :func:`prim_text`, which uses and fills ``texts``)."""
     if isinstance(dim, int):
         return dim
     if isinstance(dim, _INT_IMM):
-        return int(dim.value)
+        return int(field(dim, "value"))
     if isinstance(dim, _TIR_ANY):
         return "?"
-    return prim_text(dim)
+    return prim_text(dim, texts)
 
 
 #: TIR arithmetic printed infix by :func:`prim_text`, by class name (the same in every TVM),
@@ -221,13 +309,25 @@ _CALLED = {"Min": "min", "Max": "max"}
 _LEFT_ONLY = frozenset({"Sub", "Div", "Mod", "FloorDiv", "FloorMod", "LShift", "RShift"})
 
 
-def prim_text(expr: Any) -> str:
+class _Written(NamedTuple):
+    """Marks the end of a sub-expression's text in :func:`prim_text`'s output."""
+
+    key: int
+    obj: Any
+    start: int
+
+
+def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> str:
     """A TIR expression as short, stable text: ``n * 2``, ``i_0 * 8 + i_1``, ``min(n, 4)``.
 
     TVM's own printer is slow (it builds a whole TVMScript document) and spells constants as
     ``T.int64(2)``; shapes and indices need neither. Parentheses appear only where precedence
     needs them. The walk is iterative: an index expression nests as deep as the loops around
     it. Expressions it does not know are kept as TVM prints them, with addresses masked.
+
+    ``texts`` remembers the text of every sub-expression by identity (the parentheses around
+    an operand are its parent's, so a sub-expression reads the same wherever it appears): a
+    pass that rewrites an index keeps most of its parts, and their text is not read again.
     """
     out: List[str] = []
     stack: List[Any] = [expr]
@@ -236,23 +336,35 @@ def prim_text(expr: Any) -> str:
         if isinstance(item, str):
             out.append(item)
             continue
+        if type(item) is _Written:
+            assert texts is not None
+            texts.store(item.key, item.obj, "".join(out[item.start:]))
+            continue
+        if texts is not None and isinstance(item, _OBJECT):
+            key = object_key(item)
+            known = texts.find(key)
+            if known is not None:
+                out.append(known)
+                continue
+            stack.append(_Written(key, item, len(out)))  # below the item's own parts
         name = type(item).__name__
         if isinstance(item, _INT_IMM):
-            out.append(str(bool(item.value)) if prim_dtype(item) == "bool" else str(int(item.value)))
+            value = field(item, "value")
+            out.append(str(bool(value)) if prim_dtype(item) == "bool" else str(int(value)))
         elif isinstance(item, _FLOAT_IMM):
-            out.append(repr(float(item.value)))
+            out.append(repr(float(field(item, "value"))))
         elif isinstance(item, _TIR_VAR) or name in ("Var", "SizeVar"):
-            out.append(str(getattr(item, "name", None) or getattr(item, "name_hint", "?")))
+            out.append(str(optional_field(item, "name") or getattr(item, "name_hint", "?")))
         elif name in _INFIX:
             symbol, level = _INFIX[name]
-            right = _wrapped(item.b, level + (name in _LEFT_ONLY))
-            stack.extend(right[::-1] + [f" {symbol} "] + _wrapped(item.a, level)[::-1])
+            right = _wrapped(field(item, "b"), level + (name in _LEFT_ONLY))
+            stack.extend(right[::-1] + [f" {symbol} "] + _wrapped(field(item, "a"), level)[::-1])
         elif name in _CALLED:
-            stack.extend([")", item.b, ", ", item.a, _CALLED[name] + "("])
+            stack.extend([")", field(item, "b"), ", ", field(item, "a"), _CALLED[name] + "("])
         elif name == "Not":
-            stack.extend(_wrapped(item.a, 10)[::-1] + ["not "])
+            stack.extend(_wrapped(field(item, "a"), 10)[::-1] + ["not "])
         elif name == "Cast":
-            stack.extend([")", item.value, f"{prim_dtype(item)}("])
+            stack.extend([")", field(item, "value"), f"{prim_dtype(item)}("])
         elif name == "Ramp":
             stack.extend([")", str(item.lanes), ", ", item.stride, ", ", item.base, "ramp("])
         elif name == "Broadcast":
@@ -260,10 +372,10 @@ def prim_text(expr: Any) -> str:
         elif name == "Select":
             stack.extend([")", item.false_value, ", ", item.true_value, ", ", item.condition, "select("])
         elif name in ("BufferLoad", "TensorLoad"):
-            buffer = getattr(item, "buffer", None) or getattr(item, "source", None)
-            stack.extend(["]"] + _joined(list(item.indices))[::-1] + ["[", _buffer_name(buffer)])
+            buffer = optional_field(item, "buffer") or optional_field(item, "source")
+            stack.extend(["]"] + _joined(items(field(item, "indices")))[::-1] + ["[", _buffer_name(buffer)])
         elif name == "Call" and hasattr(item, "op") and type(item.op).__name__ == "Op":
-            stack.extend([")"] + _joined(list(item.args))[::-1] + [str(item.op.name) + "("])
+            stack.extend([")"] + _joined(items(item.args))[::-1] + [str(item.op.name) + "("])
         elif isinstance(item, _STRING_IMM):
             out.append(repr(str(item.value)))
         else:
@@ -287,7 +399,7 @@ def _joined(items: List[Any]) -> List[Any]:
 
 
 def _buffer_name(buffer: Any) -> str:
-    name = getattr(buffer, "name", None)
+    name = optional_field(buffer, "name")
     if name is None:
         return prim_text(buffer) if buffer is not None else "?"
     return str(name)
@@ -450,9 +562,9 @@ def tensor_value(array: Any, *, full_values: bool = False,
         else:
             values = flat.tolist()
         return {"array_value": values, "array_shape": shape}, dtype
-    data = _to_numpy(array)
+    data = np.ascontiguousarray(_to_numpy(array))  # hashed in place: no copy of the weights
     header = f"{dtype}{shape}".encode()
-    return {"array_shape": shape, "digest": digest_bytes(header + data.tobytes())}, dtype
+    return {"array_shape": shape, "digest": digest_parts(header, data)}, dtype
 
 
 def _to_numpy(array: Any) -> np.ndarray:
