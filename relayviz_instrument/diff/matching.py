@@ -16,15 +16,15 @@ to the graphs, however many nodes look alike.
 5. **Runs** (:meth:`_Matcher.runs`): from each pair, the stretch of equal lines above it in
    the two documents' topological orders (:func:`~.signatures.line_keys`), vectorized;
    most of an edited graph is paired here.
-6. **Propagation to a fixpoint** from the pairs next to unpaired nodes: inputs by position
-   (by alignment when their number differs; by signature, else content, first, so swapped
-   arguments stay with their pairs), users by operator and input position (by content and
-   paired inputs first). A candidate is paired when nothing else agrees as well with its
-   paired inputs and users; a pair that only shares one neighbour waits in a queue tried
-   when nothing surer is left, and only if its type is equal and its attributes or users
-   alike; equally good candidates wait as a group. Then propagation looks through up to
-   three inserted or deleted nodes (``expand_dims`` then ``layout_transform`` before an
-   ``add``).
+6. **Propagation to a fixpoint** from the pairs next to unpaired nodes (of a label the other
+   side still has unpaired): inputs by position (by alignment when their number differs; by
+   signature, else content, first, so swapped arguments stay with their pairs), users by
+   operator and input position (by content and paired inputs first). A candidate is paired when
+   nothing else agrees as well with its paired inputs and users; a pair that only shares one
+   neighbour waits in a queue tried when nothing surer is left, and only if its type is equal
+   and its attributes or users alike; equally good candidates wait as a group. Then propagation
+   looks through up to three inserted or deleted nodes (``expand_dims`` then
+   ``layout_transform`` before an ``add``).
 7. **Residual signatures.** The nodes still unpaired are hashed again at tiers 3, 2, 1 and 0,
    where an input that is already paired counts as that pair: a unique residual signature
    pairs a node whose attributes, type or value changed between nodes that did not.
