@@ -117,10 +117,10 @@ class RelaySerializer:
         if not isinstance(attrs, tvm.ir.DictAttrs):
             return self.attrs_of(attrs)
         out = {}
-        for key in sorted(attrs.keys()):
-            value = attrs[key]
-            out[str(key)] = (self._attr_values.get(value, attr_value) if isinstance(value, tvm.runtime.Object)
-                             else attr_value(value))
+        # One read of the dictionary: a DictAttrs converts its whole map again for every key asked.
+        for key, value in sorted(((str(k), v) for k, v in attrs.items()), key=lambda kv: kv[0]):
+            out[key] = (self._attr_values.get(value, attr_value) if isinstance(value, tvm.runtime.Object)
+                        else attr_value(value))
         return out
 
     def _converted_type(self, ty: Any) -> Any:
