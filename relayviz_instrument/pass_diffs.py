@@ -18,6 +18,7 @@ import orjson
 
 from ._files import atomic_write_bytes
 from .diff import DIFF_VERSION, GraphDiff, IndexedDocument, diff, index_document
+from .diff.view import CanonicalGraph
 from .errors import RelayVizIOError
 from .format import INFERRED_TYPE_KINDS
 from .pipeline import Credit
@@ -46,6 +47,7 @@ class PassDiffs:
         self._keep = keep_documents  # None: every document read stays in memory
         self._documents: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
         self._indexes: "OrderedDict[str, IndexedDocument]" = OrderedDict()
+        self._views: "OrderedDict[str, CanonicalGraph]" = OrderedDict()
         self._diffs: Dict[Tuple[str, str, bool], GraphDiff] = {}
         self._cache_file: Optional[Path] = None
         self._summaries: Dict[str, Dict[str, Any]] = {}
@@ -72,12 +74,29 @@ class PassDiffs:
         after of one pass and the before of the next), and the index is made once."""
         index = self._indexes.get(ref)
         if index is None:
-            index = self._indexes[ref] = index_document(self.document(ref))
-            while self._keep is not None and len(self._indexes) > self._keep:
-                self._indexes.popitem(last=False)
+            index = self._indexes[ref] = index_document(self.document(ref), self._views.pop(ref, None))
+            self._trim(self._indexes)
         else:
             self._indexes.move_to_end(ref)
         return index
+
+    def view(self, ref: str) -> CanonicalGraph:
+        """The snapshot ``ref`` as the diff reads it (for drawing and describing its nodes): the
+        graph of its index if it has one, else made once and kept like the indexes."""
+        index = self._indexes.get(ref)
+        if index is not None:
+            return index.graph
+        graph = self._views.get(ref)
+        if graph is None:
+            graph = self._views[ref] = CanonicalGraph(self.document(ref))
+            self._trim(self._views)
+        else:
+            self._views.move_to_end(ref)
+        return graph
+
+    def _trim(self, kept: "OrderedDict[str, Any]") -> None:
+        while self._keep is not None and len(kept) > self._keep:
+            kept.popitem(last=False)
 
     def diff(self, record: PassRecord) -> Optional[GraphDiff]:
         """The diff of a pass that changed the module (``None`` for any other record)."""

@@ -223,7 +223,6 @@ class Provenance:
         self.refs: Tuple[str, ...] = tuple(refs)
         self._spans = spans
         self._index: Dict[int, _StepIndex] = {}
-        self._views: Dict[int, CanonicalGraph] = {}
         self._roots: Dict[NodeKey, FrozenSet[int]] = {}
 
     # -- snapshots ------------------------------------------------------------------------------
@@ -254,10 +253,7 @@ class Provenance:
 
     def view(self, position: int) -> CanonicalGraph:
         """The snapshot at ``position`` as a graph (for descriptions)."""
-        view = self._views.get(position)
-        if view is None:
-            view = self._views[position] = CanonicalGraph(self.document(position))
-        return view
+        return self.cache.view(self.refs[position])
 
     def info(self, key: NodeKey) -> NodeInfo:
         """How node ``key`` is shown: operator or kind, detail, type."""

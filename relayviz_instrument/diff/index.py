@@ -29,9 +29,9 @@ class IndexedDocument:
 
     __slots__ = ("doc", "graph", "labels", "_lines")
 
-    def __init__(self, doc: Mapping[str, Any]) -> None:
+    def __init__(self, doc: Mapping[str, Any], graph: Optional[CanonicalGraph] = None) -> None:
         self.doc = doc
-        self.graph = CanonicalGraph(doc)
+        self.graph = graph if graph is not None else CanonicalGraph(doc)
         self.labels = Labels(self.graph)
         self._lines: Optional[np.ndarray] = None
 
@@ -60,16 +60,17 @@ class IndexedDocument:
 Diffable = Union[Mapping[str, Any], IndexedDocument]
 
 
-def index_document(doc: Diffable) -> IndexedDocument:
+def index_document(doc: Diffable, graph: Optional[CanonicalGraph] = None) -> IndexedDocument:
     """Index a RelayViz document for diffing; an :class:`IndexedDocument` is returned as is.
 
     The document must be valid (as :func:`relayviz_instrument.load` returns it) and must not
-    change while the index is in use: the index refers to its nodes.
+    change while the index is in use: the index refers to its nodes. ``graph``, if given, is
+    the document's :class:`CanonicalGraph` made already (it is used, not made again).
     """
     if isinstance(doc, IndexedDocument):
         return doc
     with collector_paused():
-        return IndexedDocument(doc)
+        return IndexedDocument(doc, graph)
 
 
 @contextlib.contextmanager

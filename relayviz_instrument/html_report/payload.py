@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..diff import GraphDiff
-from ..diff.view import CanonicalGraph
 from ..pass_diffs import PassDiffs
 from ..trace_view import show_trace
 from ..provenance import Provenance
@@ -42,7 +41,7 @@ class _Builder:
             doc = self.cache.document(ref)
             index = self.snapshot_index[ref] = len(self.snapshots)
             self.snapshots.append({"ref": ref, "ir": doc.get("ir", ""), "functions": doc.get("functions") or {},
-                                   **snapshot_graph(CanonicalGraph(doc)), "raw": doc["nodes"]})
+                                   **snapshot_graph(self.cache.view(ref)), "raw": doc["nodes"]})
         return index
 
     def graph(self, before: str, after: str) -> int:
