@@ -47,7 +47,8 @@ class PassDiffs:
         self._keep = keep_documents  # None: every document read stays in memory
         self._documents: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
         self._indexes: "OrderedDict[str, IndexedDocument]" = OrderedDict()
-        self._views: "OrderedDict[str, CanonicalGraph]" = OrderedDict()
+        # Graphs made for views before any index of their snapshot: (document, graph).
+        self._views: "OrderedDict[str, Tuple[Dict[str, Any], CanonicalGraph]]" = OrderedDict()
         self._diffs: Dict[Tuple[str, str, bool], GraphDiff] = {}
         self._cache_file: Optional[Path] = None
         self._summaries: Dict[str, Dict[str, Any]] = {}
@@ -74,7 +75,9 @@ class PassDiffs:
         after of one pass and the before of the next), and the index is made once."""
         index = self._indexes.get(ref)
         if index is None:
-            index = self._indexes[ref] = index_document(self.document(ref), self._views.pop(ref, None))
+            doc = self.document(ref)
+            made = self._views.pop(ref, None)  # its graph, if made from this very document
+            index = self._indexes[ref] = index_document(doc, made[1] if made and made[0] is doc else None)
             self._trim(self._indexes)
         else:
             self._indexes.move_to_end(ref)
@@ -86,13 +89,14 @@ class PassDiffs:
         index = self._indexes.get(ref)
         if index is not None:
             return index.graph
-        graph = self._views.get(ref)
-        if graph is None:
-            graph = self._views[ref] = CanonicalGraph(self.document(ref))
+        made = self._views.get(ref)
+        if made is None:
+            doc = self.document(ref)
+            made = self._views[ref] = (doc, CanonicalGraph(doc))
             self._trim(self._views)
         else:
             self._views.move_to_end(ref)
-        return graph
+        return made[1]
 
     def _trim(self, kept: "OrderedDict[str, Any]") -> None:
         while self._keep is not None and len(kept) > self._keep:
