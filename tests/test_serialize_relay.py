@@ -686,6 +686,24 @@ def test_digests_identify_dtype_shape_and_values() -> None:
     assert len(set(digests)) == len(digests)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int8", "uint8", "int32", "int64", "bool"])
+def test_a_tensor_read_in_place_gives_what_its_copy_gives(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Weights are hashed and read through a view of the tensor's memory (DLPack) where TVM
+    allows one; the value and digest are those of the copy ``numpy()`` makes."""
+    from relayviz_instrument.serialize import values
+
+    rng = np.random.default_rng(7)
+    arrays = [(rng.standard_normal(shape) * 50).astype(dtype) if dtype != "bool" else rng.random(shape) > 0.5
+              for shape in [(), (3, 4), (64, 3, 7, 7)]]
+    tensors = [tvm.nd.array(a) for a in arrays]
+    in_place = [const_node(a)["value"] for a in arrays] + [values.tensor_value(t, full_values=True) for t in tensors]
+    if dtype == "float32":
+        assert values._shared_memory(tensors[-1]) is not None  # the in-place path is the one taken
+    monkeypatch.setattr(values, "_shared_memory", lambda array: None)
+    copied = [const_node(a)["value"] for a in arrays] + [values.tensor_value(t, full_values=True) for t in tensors]
+    assert in_place == copied
+
+
 def test_equal_constants_in_one_module_share_a_digest_not_a_node() -> None:
     x = relay.var("x", shape=(20,))
     w1 = relay.Constant(tvm.nd.array(np.arange(20, dtype="float32")))

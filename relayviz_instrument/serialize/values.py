@@ -568,7 +568,22 @@ def tensor_value(array: Any, *, full_values: bool = False,
 
 
 def _to_numpy(array: Any) -> np.ndarray:
-    data = array.numpy() if hasattr(array, "numpy") else np.asarray(array)
+    data = _shared_memory(array)
+    if data is None:
+        data = array.numpy() if hasattr(array, "numpy") else np.asarray(array)
     if data.dtype.kind not in "biuf":  # bfloat16, float8 and other ml_dtypes
         data = data.astype(np.float32)
     return data
+
+
+def _shared_memory(array: Any) -> Optional[np.ndarray]:
+    """A NumPy view of a host tensor's own memory (DLPack), where ``numpy()`` would copy it:
+    the weights of a ResNet-50 are read again after every pass that makes new ones. ``None``
+    when the tensor cannot be viewed as the dtype it names (a device tensor, ``bool``,
+    ``bfloat16``, ...): then it is copied."""
+    try:
+        view = np.from_dlpack(array)
+    except Exception:  # no DLPack, another device, a dtype NumPy lacks: copy instead
+        return None
+    return view if view.dtype.name == str(array.dtype) else None
+
