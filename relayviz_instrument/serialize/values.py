@@ -579,8 +579,8 @@ def _to_numpy(array: Any) -> np.ndarray:
 def _shared_memory(array: Any) -> Optional[np.ndarray]:
     """A NumPy view of a host tensor's own memory (DLPack), where ``numpy()`` would copy it:
     the weights of a ResNet-50 are read again after every pass that makes new ones. ``None``
-    when the tensor cannot be viewed as the dtype it names (a device tensor, ``bool``,
-    ``bfloat16``, ...): then it is copied."""
+    when the tensor cannot be viewed as the dtype it names (a device tensor, ``bool`` on TVM
+    0.16, ``bfloat16``, ...): then it is copied."""
     try:
         view = np.from_dlpack(array)
     except Exception:  # no DLPack, another device, a dtype NumPy lacks: copy instead
