@@ -21,17 +21,17 @@ SMALL_TENSOR_ELEMENTS = 16
 
 def digest_bytes(data: bytes) -> str:
     """A content digest as the format writes it: ``sha256:`` and 32 hex digits (128 bits)."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()[:32]
+    return digest_parts(data)
 
 
 def digest_parts(*parts: Any) -> str:
-    """``digest_bytes`` of the parts joined, without joining them: each part is a bytes-like
-    object (a C-contiguous NumPy array hashes its memory, what ``tobytes()`` would copy)."""
+    """The content digest (see :func:`digest_bytes`) of the parts joined, without joining
+    them: each part is a bytes-like object (a C-contiguous NumPy array hashes its memory,
+    what ``tobytes()`` would copy)."""
     digest = hashlib.sha256()
     for part in parts:
         digest.update(part)
     return "sha256:" + digest.hexdigest()[:32]
-
 
 
 def new_document(nodes: List[Dict[str, Any]], *, ir: str, **extensions: Any) -> Dict[str, Any]:
