@@ -39,7 +39,7 @@ from .._version import __version__
 from ..errors import (CompilationInterrupted, RelayVizDependencyError, RelayVizError, RelayVizSerializeError,
                       RelayVizTraceError, RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
-from ..serialize.values import field, object_key
+from ..serialize.values import dict_attrs_items, field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts
@@ -565,11 +565,9 @@ def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:
     attrs_a, attrs_b = a.attrs, b.attrs
     if attrs_a is None or attrs_b is None:
         return attrs_a is None and attrs_b is None
-    # One read of each dictionary: a DictAttrs converts its whole map again for every key asked.
-    ours = {str(k): v for k, v in attrs_a.items()}
-    theirs = {str(k): v for k, v in attrs_b.items()}
-    keys = sorted(ours)
-    return keys == sorted(theirs) and all(_identical(ours[k], theirs[k]) for k in keys)
+    ours, theirs = dict_attrs_items(attrs_a), dict_attrs_items(attrs_b)
+    return [k for k, _ in ours] == [k for k, _ in theirs] and all(
+        _identical(x, y) for (_, x), (_, y) in zip(ours, theirs))
 
 
 def _identical(x: Any, y: Any) -> bool:

@@ -20,8 +20,8 @@ from tvm import relay
 
 from ..errors import RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, new_document
-from .values import (GenerationalCache, attr_value, attrs_to_json, dim_value, items, object_key, tensor_value,
-                     type_to_json, virtual_device_to_json)
+from .values import (GenerationalCache, attr_value, attrs_to_json, dict_attrs_items, dim_value, items, object_key,
+                     tensor_value, type_to_json, virtual_device_to_json)
 # Fields are read through NodeGetAttr, never for Python properties such as ``Var.name_hint``:
 # the expansions read several fields of every new node.
 from .values import field as _field
@@ -116,12 +116,8 @@ class RelaySerializer:
             return {}
         if not isinstance(attrs, tvm.ir.DictAttrs):
             return self.attrs_of(attrs)
-        out = {}
-        # One read of the dictionary: a DictAttrs converts its whole map again for every key asked.
-        for key, value in sorted(((str(k), v) for k, v in attrs.items()), key=lambda kv: kv[0]):
-            out[key] = (self._attr_values.get(value, attr_value) if isinstance(value, tvm.runtime.Object)
-                        else attr_value(value))
-        return out
+        return {key: self._attr_values.get(value, attr_value) if isinstance(value, tvm.runtime.Object)
+                else attr_value(value) for key, value in dict_attrs_items(attrs)}
 
     def _converted_type(self, ty: Any) -> Any:
         """``type_to_json(ty)``; a tensor type structurally equal to one converted before

@@ -21,6 +21,7 @@ __all__ = [
     "field",
     "optional_field",
     "items",
+    "dict_attrs_items",
     "type_key",
     "object_fields",
     "prim_text",
@@ -455,6 +456,12 @@ def object_text(value: Any) -> str:
     return text[:_TEXT_CHARS] + f"… ({digest_bytes(text.encode())}, {len(text)} characters)"
 
 
+def dict_attrs_items(attrs: Any) -> List[Tuple[str, Any]]:
+    """A ``DictAttrs``' entries as ``(name, value)``, by name, read in one call: a DictAttrs
+    converts its whole map again for every key asked (``attrs[key]``)."""
+    return sorted(((str(k), v) for k, v in attrs.items()), key=lambda entry: entry[0])
+
+
 def attrs_to_json(attrs: Any) -> Dict[str, Any]:
     """An ``Attrs`` or ``DictAttrs`` object as a JSON object, in the attrs' own field order.
 
@@ -464,7 +471,7 @@ def attrs_to_json(attrs: Any) -> Dict[str, Any]:
     if attrs is None:
         return {}
     if isinstance(attrs, tvm.ir.DictAttrs):
-        return {str(k): attr_value(attrs[k]) for k in sorted(attrs.keys())}
+        return {key: attr_value(value) for key, value in dict_attrs_items(attrs)}
     if isinstance(attrs, tvm.ir.Attrs) and hasattr(attrs, "keys"):
         booleans = _boolean_fields(attrs)
         return {str(k): bool(v) if str(k) in booleans and isinstance(v, int) else attr_value(v)
