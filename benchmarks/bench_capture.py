@@ -45,7 +45,7 @@ def child(model: str, mode: str, out: str) -> None:
     from tvm import relay
 
     from relayviz_instrument import RelayVizTrace
-    from relayviz_instrument.models import host_target, workload
+    from relayviz_instrument.demo.relay_models import host_target, workload
 
     mod, params = workload(model)
     instruments: List[Any] = []

@@ -164,7 +164,7 @@ def real_pairs() -> Iterator[Tuple[str, Doc, Doc]]:
     from tvm.relay.build_module import bind_params_by_name
 
     from relayviz_instrument import to_relayviz
-    from relayviz_instrument.models import workload
+    from relayviz_instrument.demo.relay_models import workload
 
     T = relay.transform
 

@@ -34,7 +34,7 @@ def fused(model: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     import tvm
     from tvm import relay
 
-    from relayviz_instrument.models import workload
+    from relayviz_instrument.demo.relay_models import workload
 
     mod, _ = workload(model)
     mod = relay.transform.InferType()(mod)

@@ -49,7 +49,7 @@ def trace_dir(name: str, given: Dict[str, str], scratch: Path) -> Path:
     if name in given:
         return Path(given[name])
     from relayviz_instrument.capture import trace_build
-    from relayviz_instrument.models import workload
+    from relayviz_instrument.demo.relay_models import workload
 
     mod, params = workload(name)
     path = scratch / name

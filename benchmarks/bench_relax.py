@@ -29,7 +29,7 @@ from rich.table import Table
 
 from relayviz_instrument import RelayVizTrace
 from relayviz_instrument.capture import compile_relax
-from relayviz_instrument.relax_models import RELAX_MODELS, relax_host_target, relax_workload, torch_available
+from relayviz_instrument.demo.relax_models import RELAX_MODELS, relax_host_target, relax_workload, torch_available
 
 
 def build(mod: Any, instruments: List[Any]) -> float:

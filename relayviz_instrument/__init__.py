@@ -15,26 +15,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._version import __version__
-from .align import AlignedPass, Alignment, align
-from .compare import FileComparison, TraceComparison, compare_files, compare_traces
+from .analysis.alignment import AlignedPass, Alignment, align
+from .views.comparison import FileComparison, TraceComparison, compare_files, compare_traces
 from .diff import DIFF_VERSION, GraphDiff, diff
-from .diff_view import DiffView, OpDeltaTable
+from .views.diff_tree import DiffView, OpDeltaTable
 from .errors import (CompilationInterrupted, GraphJSONError, RelayVizDependencyError, RelayVizError, RelayVizExportError,
                      RelayVizFormatError, RelayVizIOError, RelayVizSerializeError, RelayVizTraceError,
                      RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning, UnknownNodeKindWarning)
 from .export import export, write_netron
 from .format import FORMAT, VERSION, load, loads, validate
-from .graph_inspect import GraphSummary, summarize_graph
+from .graph_json.summary import GraphSummary, summarize_graph
 from .graph_json import from_graph_json, to_graph_executor_json
-from .inspect_view import GraphReport, inspect_graph
-from .pass_diffs import PassDiffs
-from .bisection import BisectResult, bisect_command
-from .replay import ReplayResult, replay_event
-from .report import TraceReport, report_trace
+from .views.graph_report import GraphReport, inspect_graph
+from .analysis.pass_diffs import PassDiffs
+from .views.bisection import BisectResult, bisect_command
+from .views.pass_replay import ReplayResult, replay_event
+from .views.trace_report import TraceReport, report_trace
 from .serialize import dumps, to_relayviz
-from .sources import read_document
+from .store.documents import read_document
 from .store import PassRecord, Trace, load_trace
-from .trace_view import PassTable, TraceOverview, TraceSummary, show_trace
+from .views.overview import PassTable, TraceOverview, TraceSummary, show_trace
 
 if TYPE_CHECKING:  # imported lazily at run time (they import TVM): see __getattr__
     from .capture import RelayVizBisect, RelayVizTrace, trace_build, trace_compile

@@ -76,12 +76,12 @@ def _passes() -> List[Any]:
 
 @functools.lru_cache(maxsize=None)
 def pass_trace(base: Path, model: str) -> PassTrace:
-    """:data:`PASSES` on ``model`` (a name of relayviz_instrument.models), traced into ``base``."""
+    """:data:`PASSES` on ``model`` (a name of relayviz_instrument.demo.relay_models), traced into ``base``."""
     import tvm
     from tvm import relay
 
     from relayviz_instrument import RelayVizTrace
-    from relayviz_instrument.models import workload
+    from relayviz_instrument.demo.relay_models import workload
 
     mod, _ = workload(model)
     mod = relay.transform.InferType()(mod)
@@ -102,7 +102,7 @@ def snapshot(base: Path, model: str) -> Tuple[Path, ModuleFacts]:
     from tvm import relay
 
     from relayviz_instrument import dumps
-    from relayviz_instrument.models import workload
+    from relayviz_instrument.demo.relay_models import workload
 
     mod, _ = workload(model)
     mod = relay.transform.InferType()(mod)

@@ -3,7 +3,7 @@
 Programs come from sources no one here wrote the serializer for: TVMScript modules in
 ``relax_programs/`` (one file per TVMScript dialect: TVM 0.16 spells ``T.block`` and
 ``out_sinfo``, TVM 0.2x ``T.sblock`` and ``out_ty``), ``tvm.relax.frontend.nn`` and PyTorch
-models (``relayviz_instrument.relax_models``), and TVM's own pipelines run over them.
+models (``relayviz_instrument.demo.relax_models``), and TVM's own pipelines run over them.
 
 :func:`ir_census` counts the nodes of a module with TVM's visitors
 (``relax.analysis.post_order_visit`` and a ``PyExprVisitor`` for bindings, blocks and the

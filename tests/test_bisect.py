@@ -22,9 +22,9 @@ from tvm.contrib import graph_executor
 from rich.console import Console
 
 from relayviz_instrument import RelayVizBisect, RelayVizTrace, load_trace
-from relayviz_instrument.bisection import bisect_command
+from relayviz_instrument.views.bisection import bisect_command
 from relayviz_instrument.errors import RelayVizUsageError
-from relayviz_instrument.trace_view import show_trace
+from relayviz_instrument.views.overview import show_trace
 
 HOST = "llvm -mtriple=x86_64-linux-gnu"
 

@@ -19,7 +19,7 @@ from tvm import relay
 
 from relayviz_instrument import RelayVizTrace, TraceIncompleteWarning, load_trace, to_relayviz
 from relayviz_instrument.errors import RelayVizTraceError
-from relayviz_instrument.pass_diffs import PassDiffs
+from relayviz_instrument.analysis.pass_diffs import PassDiffs
 
 
 class EventCounter(tvm.instrument.PassInstrument):
@@ -448,7 +448,7 @@ def test_no_graph_is_recorded_when_nothing_was_built_in_the_with_block(tmp_path)
         relay.optimize(mod, target="llvm", params=params)
     assert lib is not None and trace.records
     assert all(r.ir != "graph_executor" for r in trace.records)
-    from relayviz_instrument.trace_view import trace_notes
+    from relayviz_instrument.views.overview import trace_notes
 
     assert trace_notes(trace.records) == []  # relay.optimize lowers nothing: no graph is missing
 

@@ -129,8 +129,8 @@ def test_operator_totals_of_a_build_are_the_change_from_the_input_to_the_built_g
     from tvm import relay
 
     from relayviz_instrument.diff import diff
-    from relayviz_instrument.diff_view import OpDeltaTable
-    from relayviz_instrument.pipeline import pipeline_events, pipeline_op_deltas
+    from relayviz_instrument.views.diff_tree import OpDeltaTable
+    from relayviz_instrument.analysis.pipeline import pipeline_events, pipeline_op_deltas
 
     mod, _ = resnet18
     calls: collections.Counter = collections.Counter()

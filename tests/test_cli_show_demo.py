@@ -19,7 +19,7 @@ def test_demo_traces_a_build_and_prints_the_table(tmp_path, capsys):
     trace = load_trace(out)
     assert trace.complete
     assert str(out) in printed
-    from relayviz_instrument.pipeline import event_roles
+    from relayviz_instrument.analysis.pipeline import event_roles
 
     roles = event_roles(trace.records)
     changed = [r for r in trace.records if r.changed and roles.get(r.index, "pipeline") == "pipeline"]

@@ -15,7 +15,7 @@ import relayviz_instrument
 from diffgraphs import T4, T8, DocumentBuilder as Builder
 from editscript import apply_edits, edit_script
 from relayviz_instrument.diff import FieldChange, GraphDiff, diff
-from relayviz_instrument.diff.view import CanonicalGraph
+from relayviz_instrument.diff.graph import CanonicalGraph
 from relayviz_instrument.format import labelled_references, references, validate
 
 
@@ -457,7 +457,7 @@ def test_documents_of_primfuncs_alone_and_an_empty_one() -> None:
 
 
 def test_block_alignment_puts_an_item_repeated_in_a_run_last() -> None:
-    from relayviz_instrument.diff.align import align
+    from relayviz_instrument.diff.sequence import align_sequences as align
 
     # The common prefix stops at z/y, so the run of R is matched from its end: sliding moves
     # the inserted R after the paired one, as the prefix would have.
@@ -489,7 +489,7 @@ def test_the_spine_of_a_residual_network_starts_at_its_input() -> None:
 
 
 def test_block_alignment_anchors_a_gap_without_a_unique_block_on_a_stretch() -> None:
-    from relayviz_instrument.diff.align import align
+    from relayviz_instrument.diff.sequence import align_sequences as align
 
     # No key between the edited ends occurs once on each side; the stretches BB and BA do.
     assert align("pABBAq", "rBBAs", cells=0) == []

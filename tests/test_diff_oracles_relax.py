@@ -13,7 +13,7 @@ relax = pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
 
 from relaxprograms import tensor  # noqa: E402
 from relayviz_instrument.diff import GraphDiff, diff  # noqa: E402
-from relayviz_instrument.relax_models import relax_workload  # noqa: E402
+from relayviz_instrument.demo.relax_models import relax_workload  # noqa: E402
 from relayviz_instrument.serialize import serializer_for  # noqa: E402
 
 T = relax.transform

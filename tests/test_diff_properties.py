@@ -140,7 +140,7 @@ def test_the_edit_script_rebuilds_the_after_graph(real_documents, seed: int, siz
 # run held by the pair of their operator's Op line paired the second with the deleted one.
 @example(seed=38799, size=100, k=2, anon=False)
 # Found by the search for more (make fuzz's profile): blocks repeated after an edit further up
-# the chain were aligned from the run's other end (diff/align.py, slide).
+# the chain were aligned from the run's other end (diff/sequence.py, slide).
 @example(seed=16111254, size=106, k=6, anon=True)
 # Found by hypothesis: one anonymous rewire changed the spine, and the spine of the other side
 # started at a weight whose dominator-tree depth beat the input's (diff/blocks.py: the input is

@@ -16,7 +16,7 @@ import pytest
 
 from browser import chromium, missing, open_report, watch_errors
 from relayviz_instrument.html_report import write_html_report
-from relayviz_instrument.provenance import provenance
+from relayviz_instrument.analysis.provenance import provenance
 from relayviz_instrument.store import load_trace
 
 ARTIFACTS = Path(os.environ.get("RELAYVIZ_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts")) / "browser"

@@ -14,11 +14,11 @@ import pytest
 
 from relayviz_instrument.cli import main
 from relayviz_instrument.diff import diff
-from relayviz_instrument.diff.view import CanonicalGraph
+from relayviz_instrument.diff.graph import CanonicalGraph
 from relayviz_instrument.html_report import render_html_report, report_data, write_html_report
 from relayviz_instrument.html_report.graphs import STATUSES, pass_graph, snapshot_graph
 from relayviz_instrument.html_report.page import ASSETS
-from relayviz_instrument.provenance import provenance
+from relayviz_instrument.analysis.provenance import provenance
 from relayviz_instrument.serialize import to_relayviz
 from relayviz_instrument.store import load_trace
 

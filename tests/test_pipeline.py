@@ -15,8 +15,8 @@ import tvm.relay.testing
 from tvm import relay
 
 from relayviz_instrument import OpDeltaTable, RelayVizTrace, load_trace, report_trace, show_trace
-from relayviz_instrument.pass_diffs import PassDiffs
-from relayviz_instrument.pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, pipeline_gaps
+from relayviz_instrument.analysis.pass_diffs import PassDiffs
+from relayviz_instrument.analysis.pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, pipeline_gaps
 
 TARGET = "llvm -mtriple=x86_64-linux-gnu"
 

@@ -9,10 +9,10 @@ import pytest
 from rich.console import Console
 
 from relayviz_instrument.cli import main
-from relayviz_instrument.diff.view import CanonicalGraph
+from relayviz_instrument.diff.graph import CanonicalGraph
 from relayviz_instrument.errors import RelayVizError
-from relayviz_instrument.history_view import HistoryTree
-from relayviz_instrument.provenance import Provenance, pipeline_steps, provenance
+from relayviz_instrument.views.history_tree import HistoryTree
+from relayviz_instrument.analysis.provenance import Provenance, pipeline_steps, provenance
 from relayviz_instrument.store import PassRecord, load_trace
 
 FOLDED_FROM = {"add", "multiply", "divide", "sqrt", "negative", "expand_dims"}

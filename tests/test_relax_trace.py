@@ -16,8 +16,8 @@ from relayviz_instrument import format as fmt  # noqa: E402
 from relayviz_instrument import load_trace  # noqa: E402
 from relayviz_instrument.capture import compile_relax, trace_compile  # noqa: E402
 from relayviz_instrument.cli import main  # noqa: E402
-from relayviz_instrument.pass_diffs import PassDiffs  # noqa: E402
-from relayviz_instrument.relax_models import relax_host_target, relax_workload  # noqa: E402
+from relayviz_instrument.analysis.pass_diffs import PassDiffs  # noqa: E402
+from relayviz_instrument.demo.relax_models import relax_host_target, relax_workload  # noqa: E402
 
 
 def _tensor(array):

@@ -22,7 +22,7 @@ from conftest import needs_torch  # noqa: E402
 from relaxprograms import NEW_TVM, build_pipeline, doc_census, ir_census, load_program, tensor  # noqa: E402
 from relayviz_instrument import format as fmt  # noqa: E402
 from relayviz_instrument import to_relayviz  # noqa: E402
-from relayviz_instrument.relax_models import relax_workload  # noqa: E402
+from relayviz_instrument.demo.relax_models import relax_workload  # noqa: E402
 from relayviz_instrument.serialize import module_ir, serializer_for  # noqa: E402
 
 #: Every Relax node kind a document can hold (DataflowVar: a Var with "dataflow": true).
@@ -196,7 +196,7 @@ def test_the_same_module_gives_the_same_bytes_in_another_process(tmp_path):
         import sys
         from tvm import relax
         from relayviz_instrument import dumps
-        from relayviz_instrument.relax_models import relax_workload
+        from relayviz_instrument.demo.relax_models import relax_workload
         sys.stdout.buffer.write(dumps(relax.get_pipeline("zero")(relax_workload("mlp"))))
     """)
     runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, check=True).stdout

@@ -15,7 +15,7 @@ from relayviz_instrument.format import VERSION
 
 from relayviz_instrument import RelayVizUsageError, load_trace
 from relayviz_instrument.errors import RelayVizFormatError
-from relayviz_instrument.pipeline import SCRATCH, event_roles
+from relayviz_instrument.analysis.pipeline import SCRATCH, event_roles
 from relayviz_instrument.snapshot import (SnapshotFormatError, SnapshotOptions, decode_snapshot, encode_snapshot,
                                           explain)
 

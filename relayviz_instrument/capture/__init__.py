@@ -17,7 +17,7 @@ Use it as any TVM pass instrument::
 
 from __future__ import annotations
 
-from .bisect import RelayVizBisect
+from .pass_limit import RelayVizBisect
 from .build import compile_relax, trace_build, trace_compile
 from .instrument import RelayVizTrace
 from .policy import Snapshot, SnapshotPolicy

@@ -201,7 +201,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
 
     def _module_that_built(self, kernels: "set[str]") -> Optional[PassRecord]:
         """The last module event of the compilation whose functions ``kernels`` names best."""
-        from ..builds import ARTIFACT_IRS, best_build_for, split_builds
+        from ..analysis.builds import ARTIFACT_IRS, best_build_for, split_builds
 
         lasts: Dict[int, PassRecord] = {}
         names: Dict[int, "set[str]"] = {}

@@ -11,7 +11,7 @@ import argparse
 from rich.console import Console
 from rich.text import Text
 
-from ..bisection import BisectRun, bisect_command
+from ..views.bisection import BisectRun, bisect_command
 from ._output import print_result
 
 

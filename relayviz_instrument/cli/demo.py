@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from ..models import MODELS, host_target, workload
-from ..relax_models import RELAX_MODELS, relax_host_target, relax_workload, torch_available
-from ..trace_view import show_trace
+from ..demo.relay_models import MODELS, host_target, workload
+from ..demo.relax_models import RELAX_MODELS, relax_host_target, relax_workload, torch_available
+from ..views.overview import show_trace
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -12,7 +12,7 @@ import os
 
 from rich.console import Console
 
-from ..compare import compare_files, compare_pass, compare_traces
+from ..views.comparison import compare_files, compare_pass, compare_traces
 from ..errors import RelayVizUsageError
 from ._output import print_result
 

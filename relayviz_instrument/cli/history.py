@@ -7,8 +7,8 @@ import argparse
 from rich.console import Console
 
 from ..errors import RelayVizUsageError
-from ..history_view import HistoryTree
-from ..provenance import provenance
+from ..views.history_tree import HistoryTree
+from ..analysis.provenance import provenance
 from ..store import load_trace
 from ._output import print_json
 

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 
 from ..store import load_trace
-from ..trace_view import show_trace
+from ..views.overview import show_trace
 from ._output import print_result
 
 

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.text import Text
 
-from ..sources import check_file
+from ..views.file_check import check_file
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -5,7 +5,7 @@ One module per concern::
     view.py        a document as a graph: canonical numbering, inputs, users, inlined functions
     signatures.py  labels at four tiers, structural signatures, line keys
     index.py       a document indexed once (graph, labels, signatures) for any number of diffs
-    align.py       order-preserving alignment of two key sequences (a line diff's core)
+    sequence.py    order-preserving alignment of two key sequences (a line diff's core)
     blocks.py      the blocks of a main chain, aligned block by block
     components.py  connected components, vectorized
     matching.py    the one-to-one pairing of nodes (anchors, blocks, runs, propagation, ...)

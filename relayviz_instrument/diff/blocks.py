@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from .align import align
+from .sequence import align_sequences
 from .index import IndexedDocument
 
 __all__ = ["Blocks", "aligned_blocks", "spine_blocks"]
@@ -170,19 +170,19 @@ def relative_pairs(ia: IndexedDocument, ib: IndexedDocument, a: int, b: int, ent
 
 
 def aligned_blocks(ba: Blocks, bb: Blocks) -> List[Tuple[int, int]]:
-    """Index pairs of the blocks of two chains that align (see :func:`~.align.align`): by their
+    """Index pairs of the blocks of two chains that align (see :func:`~.sequence.align_sequences`): by their
     keys with the places of their parameters, then what lies between by their keys alone; by
     their keys alone unless the two parameter lists are alike place by place (where one gained
     or lost parameters, a place is no evidence: a block after it would take the place of the
     one it follows). Where it is sure (runs and unique blocks or stretches of blocks); a block
     repeated is the later copy."""
     if ba.params != bb.params:
-        return align(ba.keys, bb.keys, cells=0, slide=True, stretch=_STRETCH)
+        return align_sequences(ba.keys, bb.keys, cells=0, slide=True, stretch=_STRETCH)
     out: List[Tuple[int, int]] = []
     pi = pj = -1
-    for i, j in align(ba.placed, bb.placed, cells=0, slide=True, stretch=_STRETCH) + [(len(ba.keys), len(bb.keys))]:
+    for i, j in align_sequences(ba.placed, bb.placed, cells=0, slide=True, stretch=_STRETCH) + [(len(ba.keys), len(bb.keys))]:
         if i > pi + 1 and j > pj + 1:
-            out += [(pi + 1 + x, pj + 1 + y) for x, y in align(ba.keys[pi + 1:i], bb.keys[pj + 1:j], cells=0,
+            out += [(pi + 1 + x, pj + 1 + y) for x, y in align_sequences(ba.keys[pi + 1:i], bb.keys[pj + 1:j], cells=0,
                                                             slide=True, stretch=_STRETCH)]
         out.append((i, j))
         pi, pj = i, j

@@ -10,7 +10,7 @@ import orjson
 from .index import IndexedDocument
 from .model import FieldChange, NodeInfo, NodeMatch
 from .signatures import compared_fields
-from .view import CanonicalGraph
+from .graph import CanonicalGraph
 
 __all__ = ["compare_pairs", "field_changes", "describe", "NodeDescriptions", "type_text", "json_equal",
            "function_role"]

@@ -34,7 +34,7 @@ from .changes import describe, function_role
 from .components import components
 from .model import Hunk, NodeMatch
 from .signatures import Labels
-from .view import VARIADIC_KINDS, CanonicalGraph
+from .graph import VARIADIC_KINDS, CanonicalGraph
 
 __all__ = ["build_hunks"]
 

@@ -14,7 +14,7 @@ from typing import Any, Iterator, Mapping, Optional, Union
 import numpy as np
 
 from .signatures import Labels, line_keys
-from .view import CanonicalGraph
+from .graph import CanonicalGraph
 
 __all__ = ["IndexedDocument", "index_document", "Diffable", "collector_paused"]
 

@@ -49,12 +49,12 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from .align import align
+from .sequence import align_sequences
 from .blocks import aligned_blocks, relative_pairs, spine_blocks
 from .components import components
 from .index import IndexedDocument
 from .signatures import residual_signatures
-from .view import VARIADIC_KINDS
+from .graph import VARIADIC_KINDS
 
 __all__ = ["match"]
 
@@ -260,7 +260,7 @@ class _Matcher:
         rest_b = [p for p in pb if B.partner[p] < 0]
         if rest_a and rest_b:
             t3a, t3b = A.tiers[3], B.tiers[3]
-            for i, j in align([t3a[p] for p in rest_a], [t3b[p] for p in rest_b]):
+            for i, j in align_sequences([t3a[p] for p in rest_a], [t3b[p] for p in rest_b]):
                 self.pair(rest_a[i], rest_b[j])
 
     def leftover_params(self) -> None:
@@ -483,14 +483,14 @@ class _Matcher:
         def key_b(y: int) -> Tuple[int, int]:
             return (0, y) if B.partner[y] >= 0 else (1, B.sig[y])
 
-        out = [(xs[i], ys[j]) for i, j in align([key_a(x) for x in xs], [key_b(y) for y in ys])]
+        out = [(xs[i], ys[j]) for i, j in align_sequences([key_a(x) for x in xs], [key_b(y) for y in ys])]
         taken_a = {x for x, _ in out}
         taken_b = {y for _, y in out}
         rest_a = [x for x in xs if x not in taken_a and pa[x] < 0]
         rest_b = [y for y in ys if y not in taken_b and B.partner[y] < 0]
         if rest_a and rest_b:
             out += [(rest_a[i], rest_b[j])
-                    for i, j in align([A.l0[x] for x in rest_a], [B.l0[y] for y in rest_b])]
+                    for i, j in align_sequences([A.l0[x] for x in rest_a], [B.l0[y] for y in rest_b])]
         return out
 
     def unswap(self, slots: List[Tuple[int, int]]) -> None:
@@ -946,7 +946,7 @@ class _Matcher:
                 continue
             xs = sorted(members_a[k], key=A.position.__getitem__)
             ys = sorted(members_b[m], key=B.position.__getitem__)
-            for i, j in align([A.l0[x] for x in xs], [B.l0[y] for y in ys]):
+            for i, j in align_sequences([A.l0[x] for x in xs], [B.l0[y] for y in ys]):
                 x, y = xs[i], ys[j]
                 if _bordered(A, x) and _bordered(B, y) and not self.agreement(A, x, y):
                     continue

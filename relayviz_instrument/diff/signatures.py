@@ -28,7 +28,7 @@ import numpy as np
 import orjson
 
 from ..format import reference_field_names
-from .view import CanonicalGraph
+from .graph import CanonicalGraph
 
 __all__ = ["Labels", "FIELD_TIERS", "compared_fields", "residual_signatures", "line_keys"]
 

@@ -10,8 +10,9 @@ from typing import List, Optional, Sequence, Union
 
 from ..diff import diff as diff_documents
 from ..errors import RelayVizUsageError
-from ..pipeline import pipeline_events
-from ..sources import read_document, select_event
+from ..analysis.pipeline import pipeline_events
+from ..store.documents import read_document
+from ..analysis.selection import select_event
 from ..store import PassRecord, Trace, load_trace
 from .base import ExportGraph
 
@@ -41,7 +42,7 @@ def resolve_graphs(source: Union[str, "os.PathLike[str]"], *, select: Union[str,
 def changed_passes(records: Sequence[PassRecord]) -> List[PassRecord]:
     """The pass events that changed the pipeline's module, innermost only: a Sequential whose
     passes changed it is left out (its passes are in), and so are passes that ran on
-    temporary modules (see :func:`~relayviz_instrument.pipeline.pipeline_events`)."""
+    temporary modules (see :func:`~relayviz_instrument.analysis.pipeline.pipeline_events`)."""
     on = set(pipeline_events(records))
     changed = [r for r in records if r.changed and r.index in on and r.before and r.after]
     parents = {r.parent for r in changed}

@@ -20,7 +20,7 @@ from .kinds import (CALLABLE_KINDS, EXPR_KINDS, FUNCTION_KINDS, INFERRED_TYPE_KI
                     Field, FieldKind, NodeKind, labelled_references, reference_field_names, references,
                     topological_order)
 from .schema import SCHEMA_PATH, json_schema
-from .validate import ValidationReport, load, loads, validate
+from .loading import ValidationReport, load, loads, validate
 
 __all__ = [
     "FORMAT",

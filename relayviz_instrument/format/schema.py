@@ -1,7 +1,7 @@
 """The JSON Schema of the RelayViz format, generated from the kind tables.
 
 The schema checks structure only; references (range, kinds, cycles) are checked by
-:func:`relayviz_instrument.format.validate`. ``make schema`` regenerates the shipped file.
+:func:`relayviz_instrument.format.loading`. ``make schema`` regenerates the shipped file.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import orjson
 
-from .._checks import is_int as _is_int, json_type_name as _describe
+from ..format.checks import is_int as _is_int, json_type_name as _describe
 from .._files import parse_json, read_input
 from ..errors import GraphJSONError
 from ..format import new_document

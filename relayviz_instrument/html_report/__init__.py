@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from .._files import atomic_write_bytes
-from ..pass_diffs import PassDiffs
+from ..analysis.pass_diffs import PassDiffs
 from ..store import Trace
 from .page import render_page
 from .payload import COLLAPSE_ABOVE, report_data

@@ -1,7 +1,7 @@
 """The graphs the HTML report draws: a snapshot as boxes and arrows, and a pass as one graph of
 its before and after snapshots coloured by their diff. Plain data; no I/O, no HTML.
 
-A snapshot is drawn as the diff reads it (:class:`~relayviz_instrument.diff.view.CanonicalGraph`):
+A snapshot is drawn as the diff reads it (:class:`~relayviz_instrument.diff.graph.CanonicalGraph`):
 an ``Op`` is the label of its calls, not a box; a function called from one place (a primitive
 Function of FuseOps) is a *compound* holding its body, its parameters stand for the call's
 arguments and the call for its body, so arrows run from the arguments into the body. A
@@ -18,7 +18,7 @@ import numpy as np
 from ..diff import GraphDiff
 from ..diff.changes import describe
 from ..diff.components import components
-from ..diff.view import CanonicalGraph
+from ..diff.graph import CanonicalGraph
 
 __all__ = ["snapshot_graph", "pass_graph", "STATUSES"]
 

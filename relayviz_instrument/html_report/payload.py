@@ -1,5 +1,5 @@
 """The data an HTML report embeds: passes, snapshots, pass graphs and provenance. Pure: no I/O
-but reading the trace's snapshots through :class:`~relayviz_instrument.pass_diffs.PassDiffs`.
+but reading the trace's snapshots through :class:`~relayviz_instrument.analysis.pass_diffs.PassDiffs`.
 
 Each pass that changed the module is diffed once; the steps of the pipeline (the provenance
 chain) reuse those diffs. The viewer follows a node's history through ``steps``: the pass
@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..diff import GraphDiff
-from ..pass_diffs import PassDiffs
-from ..trace_view import show_trace
-from ..provenance import Provenance
+from ..analysis.pass_diffs import PassDiffs
+from ..views.overview import show_trace
+from ..analysis.provenance import Provenance
 from ..store import PassRecord, Trace
 from .graphs import STATUSES, pass_graph, snapshot_graph
 
@@ -31,15 +31,15 @@ class _Builder:
         self.trace = trace
         self.cache = cache
         self.snapshots: List[Dict[str, Any]] = []
-        self.snapshot_index: Dict[str, int] = {}
+        self._snapshot_positions: Dict[str, int] = {}
         self.graphs: List[Dict[str, Any]] = []
         self.graph_index: Dict[Tuple[str, str], int] = {}
 
-    def snapshot(self, ref: str) -> int:
-        index = self.snapshot_index.get(ref)
+    def snapshot_index(self, ref: str) -> int:
+        index = self._snapshot_positions.get(ref)
         if index is None:
             doc = self.cache.document(ref)
-            index = self.snapshot_index[ref] = len(self.snapshots)
+            index = self._snapshot_positions[ref] = len(self.snapshots)
             self.snapshots.append({"ref": ref, "ir": doc.get("ir", ""), "functions": doc.get("functions") or {},
                                    **snapshot_graph(self.cache.view(ref)), "raw": doc["nodes"]})
         return index
@@ -49,7 +49,7 @@ class _Builder:
         index = self.graph_index.get(key)
         if index is None:
             diff = self.cache.pair_diff(before, after)
-            a, b = self.snapshot(before), self.snapshot(after)
+            a, b = self.snapshot_index(before), self.snapshot_index(after)
             drawn = pass_graph(self.snapshots[a]["nodes"], self.snapshots[b]["nodes"], diff)
             index = self.graph_index[key] = len(self.graphs)
             hunks = [{"kind": h.kind, "label": h.label, "removed": list(h.removed), "added": list(h.added),
@@ -92,7 +92,7 @@ def report_data(trace: Trace, *, cache: Optional[PassDiffs] = None,
     """Everything the HTML report of ``trace`` shows, as JSON-able data.
 
     Every pass that changed the module with both snapshots recorded gets a pass graph; the
-    pipeline's steps (see :mod:`~relayviz_instrument.provenance`) get theirs too, so that the
+    pipeline's steps (see :mod:`~relayviz_instrument.analysis.provenance`) get theirs too, so that the
     viewer can follow any node of a step's snapshots back to the input module. The same trace
     gives the same data.
     """
@@ -112,7 +112,7 @@ def report_data(trace: Trace, *, cache: Optional[PassDiffs] = None,
         hunks = prov.diff(step.position).hunks
         steps.append({"pass": step.index, "name": step.name, "graph": graph, "nested": step.after_nested,
                       "origins": [list(prov.origins(step.position, h)) for h in range(len(hunks))]})
-    chain = [build.snapshot(ref) for ref in prov.refs]
+    chain = [build.snapshot_index(ref) for ref in prov.refs]
     first_step = next((s["pass"] for s in steps if s["pass"] is not None), None)
     return {
         "format": PAYLOAD_FORMAT,

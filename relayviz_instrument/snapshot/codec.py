@@ -22,7 +22,7 @@ A snapshot pins what a compilation did, as UTF-8 text laid out for a reviewer re
 A module's name is the first 12 hex digits of the SHA-256 of its lines, so a pass whose
 output changed shows as a new name in its row, and an unchanged module keeps its block. The
 pass list holds the trace's pass events on Relay or Relax modules (and what a build
-produced), not the work on scratch modules (:mod:`relayviz_instrument.pipeline`); rows are
+produced), not the work on scratch modules (:mod:`relayviz_instrument.analysis.pipeline`); rows are
 numbered in the file's own order and timings are never written. ``tvm`` and ``python`` say
 what wrote the file and are not part of what a comparison pins (:func:`pinned_part`).
 Everything is written in a fixed order with sorted keys: the same compilation gives the same
@@ -40,10 +40,10 @@ from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import orjson
 
-from ..builds import ARTIFACT_IRS
+from ..analysis.builds import ARTIFACT_IRS
 from ..errors import RelayVizFormatError, RelayVizTraceError, RelayVizUsageError
-from ..format.validate import checked
-from ..pipeline import FINISHING, SCRATCH, event_roles
+from ..format.loading import checked
+from ..analysis.pipeline import FINISHING, SCRATCH, event_roles
 from ..store import PassRecord
 
 __all__ = ["SNAPSHOT_FORMAT", "SnapshotOptions", "StoredSnapshot", "SnapshotFormatError", "encode_snapshot",
@@ -112,7 +112,7 @@ class SnapshotOptions:
 @dataclass
 class StoredSnapshot:
     """A snapshot file read back: its header, and for a trace its pass events as records
-    and its modules, so that :func:`~relayviz_instrument.align.align` takes it as a trace."""
+    and its modules, so that :func:`~relayviz_instrument.analysis.alignment.align` takes it as a trace."""
 
     header: Dict[str, Any]
     records: List[PassRecord] = field(default_factory=list)

@@ -1,7 +1,7 @@
 """Why a regression snapshot does not match, as plain text for pytest's failure report.
 
 For a trace, the stored snapshot and this run are aligned pass by pass
-(:func:`~relayviz_instrument.align.align`): the message names the first pass where they part
+(:func:`~relayviz_instrument.analysis.alignment.align`): the message names the first pass where they part
 ways (a pass added to or removed from the pipeline is named as such, not as a cascade of
 differences), shows that pass's module against the stored one node by node as ``relayviz
 report`` prints a diff, and ends with one line counting the later divergences. For a single
@@ -17,9 +17,9 @@ from typing import Any, Dict, List, Union
 
 from rich.console import Console
 
-from ..align import align
-from ..align_view import DivergenceView
-from ..compare import FileComparison
+from ..analysis.alignment import align
+from ..views.alignment_table import DivergenceView
+from ..views.comparison import FileComparison
 from ..diff import diff
 from ..errors import RelayVizFormatError
 from .codec import SnapshotFormatError, StoredSnapshot, decode_snapshot, header_versions, pinned_part

@@ -25,7 +25,7 @@ import zstandard
 from .._files import ZSTD_SUFFIX, atomic_write_bytes
 from ..errors import RelayVizTraceError
 from ..format import encode
-from .reader import MANIFEST, MODULES, SNAPSHOTS, read_module, read_snapshot, snapshot_ref
+from .trace import MANIFEST, MODULES, SNAPSHOTS, read_module, read_snapshot, snapshot_ref
 
 __all__ = ["DirectoryStore", "new_trace_dir", "COMPRESSION_LEVEL"]
 

@@ -9,7 +9,7 @@ import orjson
 
 from ..errors import RelayVizTraceError
 from ..format import encode, loads
-from .reader import snapshot_ref
+from .trace import snapshot_ref
 
 __all__ = ["MemoryStore"]
 

@@ -6,7 +6,7 @@ pass event a ``begin`` line (written before the pass runs) and an ``end`` line (
 and one ``close`` line when the pass context exits. Events added after the context exited
 (the built graph, recorded with ``record_graph``) follow the close line. A record holds raw
 facts only (names, nesting, times, snapshot references, node counts); what is derived from
-them, like diff summaries, is computed when a trace is read (:mod:`relayviz_instrument.pass_diffs`).
+them, like diff summaries, is computed when a trace is read (:mod:`relayviz_instrument.analysis.pass_diffs`).
 
 Fields added after a layout was released (``skipped``, ``bisect``, ``replay``) are written only
 when they are set, so a trace that uses none of them has the lines it always had, and an
@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import orjson
 
-from .._checks import is_int, json_type_name
+from ..format.checks import is_int, json_type_name
 from ..errors import RelayVizTraceError
 
 __all__ = ["PassRecord", "TRACE_FORMAT", "TRACE_FORMATS_READ", "header_line", "begin_line", "end_line",

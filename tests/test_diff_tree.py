@@ -9,7 +9,7 @@ from rich.console import Console
 
 from diffgraphs import T8, DocumentBuilder
 from relayviz_instrument.diff import diff
-from relayviz_instrument.diff_view import DiffView, OpDeltaTable, diff_counts
+from relayviz_instrument.views.diff_tree import DiffView, OpDeltaTable, diff_counts
 
 
 def render(*renderables: Any) -> str:
@@ -123,7 +123,7 @@ def test_counts_from_a_stored_summary() -> None:
 
 
 def test_pipeline_events_leave_out_temporary_and_half_rewritten_modules() -> None:
-    from relayviz_instrument.pipeline import pipeline_events
+    from relayviz_instrument.analysis.pipeline import pipeline_events
     from relayviz_instrument.store import PassRecord
 
     def rec(index, name, depth, parent, before, after):

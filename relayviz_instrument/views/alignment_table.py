@@ -1,4 +1,4 @@
-"""Rich renderables for an :class:`~relayviz_instrument.align.Alignment`: the side-by-side pass
+"""Rich renderables for an :class:`~relayviz_instrument.analysis.alignment.Alignment`: the side-by-side pass
 table, and the first divergence with its node-level diff and the count of the others.
 
 Both take the names the two sides go by (``A``/``B`` on the command line, ``the snapshot``
@@ -17,11 +17,11 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from .align import ONLY_A, ONLY_B, SAME, AlignedPass, Alignment
-from .builds import ARTIFACT_IRS
-from .diff_view import DiffView, diff_counts
-from .store import PassRecord
-from .trace_view import changed_text
+from ..analysis.alignment import ONLY_A, ONLY_B, SAME, AlignedPass, Alignment
+from ..analysis.builds import ARTIFACT_IRS
+from .diff_tree import DiffView, diff_counts
+from ..store import PassRecord
+from .overview import changed_text
 
 __all__ = ["AlignmentTable", "DivergenceView", "count_line"]
 

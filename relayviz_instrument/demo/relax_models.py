@@ -26,12 +26,12 @@ def torch_available() -> bool:
 def relax_host_target() -> Any:
     """An LLVM target for this machine, in the form the installed TVM accepts: TVM 0.2x takes
     no target strings with options, and its ``llvm`` is the host; hhb-tvm's (0.16) ``llvm``
-    is RISC-V, so the host's triple is named (:func:`relayviz_instrument.models.host_target`)."""
+    is RISC-V, so the host's triple is named (:func:`relayviz_instrument.demo.relay_models.host_target`)."""
     import tvm
 
     if hasattr(tvm, "compile"):
         return "llvm"
-    from .models import host_target
+    from .relay_models import host_target
 
     return host_target()
 
@@ -88,7 +88,7 @@ RELAX_MODELS: Dict[str, Callable[[], Any]] = {
 
 def relax_workload(name: str) -> Any:
     """The Relax ``IRModule`` of the built-in model ``name`` (one of :data:`RELAX_MODELS`)."""
-    from .errors import RelayVizDependencyError, RelayVizUsageError
+    from ..errors import RelayVizDependencyError, RelayVizUsageError
 
     try:
         make = RELAX_MODELS[name]

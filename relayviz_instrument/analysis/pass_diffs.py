@@ -16,13 +16,13 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import orjson
 
-from ._files import atomic_write_bytes
-from .diff import DIFF_VERSION, GraphDiff, IndexedDocument, diff, index_document
-from .diff.view import CanonicalGraph
-from .errors import RelayVizIOError
-from .format import INFERRED_TYPE_KINDS
+from .._files import atomic_write_bytes
+from ..diff import DIFF_VERSION, GraphDiff, IndexedDocument, diff, index_document
+from ..diff.graph import CanonicalGraph
+from ..errors import RelayVizIOError
+from ..format import INFERRED_TYPE_KINDS
 from .pipeline import Credit
-from .store import PassRecord
+from ..store import PassRecord
 
 __all__ = ["PassDiffs", "CACHE_DIR", "without_inferred_types", "add_summaries"]
 
@@ -145,7 +145,7 @@ class PassDiffs:
         return self.pair_diff(before, after, ignore_types=ignore_types).summary
 
     def credited_diffs(self, credit: Credit) -> List[GraphDiff]:
-        """The diffs of the parts of a pass's run that are its own (see :class:`~relayviz_instrument.pipeline.Credit`)."""
+        """The diffs of the parts of a pass's run that are its own (see :class:`~relayviz_instrument.analysis.pipeline.Credit`)."""
         return [self.pair_diff(a, b, ignore_types=untyped) for a, b, untyped in credit.parts]
 
     def credited_summary(self, credit: Credit) -> Dict[str, Any]:

@@ -22,11 +22,11 @@ from typing import Any, Dict, Optional, Tuple, Union
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from .compare import FileComparison
-from .diff import diff
-from .errors import RelayVizTraceError, RelayVizUsageError
-from .sources import select_event
-from .store import PassRecord, Trace, load_trace
+from .comparison import FileComparison
+from ..diff import diff
+from ..errors import RelayVizTraceError, RelayVizUsageError
+from ..analysis.selection import select_event
+from ..store import PassRecord, Trace, load_trace
 
 __all__ = ["ReplayResult", "replay_event", "REPRODUCED", "SUCCEEDS", "DIFFERS"]
 
@@ -99,7 +99,7 @@ def replay_event(trace: Union[str, "os.PathLike[str]", Trace], selector: Union[s
     module_ref = facts.get("module")
     if not isinstance(module_ref, str):
         raise RelayVizTraceError(f"{where}: pass event #{record.index} names no kept module; the trace is corrupt")
-    from .capture.reproducer import prepare_pass  # imports TVM
+    from ..capture.reproducer import prepare_pass  # imports TVM
 
     prepared = prepare_pass(record.name, record.ir, loaded.module(module_ref), facts,
                             where=f"{where}: pass event #{record.index} ({record.name})", pass_from=pass_from)
@@ -146,7 +146,7 @@ def _chosen(trace: Trace, selector: Union[str, int, None]) -> PassRecord:
 def _compared(trace: Trace, record: PassRecord, made_by: str, seconds: float, output: Any) -> ReplayResult:
     """The verdict on a successful run: its output against the recorded one (or, for a pass
     that had raised, against its input: what the pass does now)."""
-    from .serialize import module_ir, to_relayviz
+    from ..serialize import module_ir, to_relayviz
 
     options = trace.header.get("options") if isinstance(trace.header.get("options"), dict) else {}
     new = to_relayviz(output, full_values=bool(options.get("full_values"))) if module_ir(output) != "empty" else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Set
 
-from .store import PassRecord
+from ..store import PassRecord
 
 __all__ = ["Build", "split_builds", "ARTIFACT_IRS", "RECORD_GRAPH_FIX", "best_build_for"]
 

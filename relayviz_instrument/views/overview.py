@@ -23,11 +23,11 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from .builds import ARTIFACT_IRS, RECORD_GRAPH_FIX, Build, split_builds
-from .pass_diffs import PassDiffs
-from .pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, event_roles, pipeline_gaps
-from .names import shorten
-from .store import PassRecord
+from ..analysis.builds import ARTIFACT_IRS, RECORD_GRAPH_FIX, Build, split_builds
+from ..analysis.pass_diffs import PassDiffs
+from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, event_roles, pipeline_gaps
+from ..names import shorten
+from ..store import PassRecord
 
 __all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "show_trace",
            "trace_notes", "changed_text"]

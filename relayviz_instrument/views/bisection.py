@@ -28,11 +28,11 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from ._bisect_env import bisect_environment
-from .compare import FileComparison
-from .diff import diff
-from .errors import RelayVizError, RelayVizUsageError
-from .store import PassRecord, Trace, load_trace
+from .._bisect_env import bisect_environment
+from .comparison import FileComparison
+from ..diff import diff
+from ..errors import RelayVizError, RelayVizUsageError
+from ..store import PassRecord, Trace, load_trace
 
 __all__ = ["BisectRun", "BisectResult", "bisect_command", "FOUND", "FAILS_ALWAYS", "PASSES_ALWAYS"]
 

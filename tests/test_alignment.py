@@ -8,8 +8,8 @@ from typing import Any, Dict
 import pytest
 
 from relayviz_instrument import load_trace
-from relayviz_instrument.align import DIFFERENT, ONLY_A, ONLY_B, SAME, align
-from relayviz_instrument.pipeline import SCRATCH, event_roles
+from relayviz_instrument.analysis.alignment import DIFFERENT, ONLY_A, ONLY_B, SAME, align
+from relayviz_instrument.analysis.pipeline import SCRATCH, event_roles
 
 
 @pytest.fixture(scope="module")

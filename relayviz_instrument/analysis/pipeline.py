@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .diff import GraphDiff
-from .store import PassRecord
+from ..diff import GraphDiff
+from ..store import PassRecord
 
 __all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "Credit", "credits", "own_op_deltas",
            "pipeline_op_deltas", "PIPELINE", "FINISHING", "SCRATCH", "KERNEL_CALLS", "kernel_counts", "kernel_delta"]

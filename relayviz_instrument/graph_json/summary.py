@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 
-from .errors import RelayVizFormatError
-from .graph_json import GRAPH_IRS
+from ..errors import RelayVizFormatError
+from . import GRAPH_IRS
 
 __all__ = ["GraphSummary", "summarize_graph"]
 

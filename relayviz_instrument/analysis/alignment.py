@@ -5,7 +5,7 @@ Events are paired by sequence alignment (:class:`difflib.SequenceMatcher`) over 
 pass name and the names of the events enclosing it, so a pass one pipeline ran and the other
 did not becomes an insertion or a deletion instead of shifting every later pair. Work on
 scratch modules (the InferType runs SimplifyExpr and FoldConstant make on a ``_tmp`` module,
-whose number depends on the model) is left out, as :mod:`relayviz_instrument.pipeline`
+whose number depends on the model) is left out, as :mod:`relayviz_instrument.analysis.pipeline`
 defines it; the InferType a pass runs on its own result stays, nested under that pass.
 
 Each pair's outputs are compared by content digest first (snapshot references are digests,
@@ -22,10 +22,10 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .diff import GraphDiff, diff
+from ..diff import GraphDiff, diff
 from .pass_diffs import PassDiffs
 from .pipeline import FINISHING, SCRATCH, event_roles
-from .store import PassRecord
+from ..store import PassRecord
 
 __all__ = ["align", "Alignment", "AlignedPass", "SAME", "DIFFERENT", "ONLY_A", "ONLY_B"]
 

@@ -9,7 +9,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
-from .._checks import is_int as _is_int, json_type_name as _json_type
+from .checks import is_int as _is_int, json_type_name as _json_type
 from .._files import parse_json, read_input
 from ..errors import RelayVizFormatError, UnknownNodeKindWarning
 from .document import FORMAT, VERSION

@@ -15,9 +15,9 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from .diff.changes import type_text
-from .diff.model import FieldChange, GraphDiff, Hunk, NodeInfo
-from .names import shorten
+from ..diff.changes import type_text
+from ..diff.model import FieldChange, GraphDiff, Hunk, NodeInfo
+from ..names import shorten
 
 __all__ = ["DiffView", "OpDeltaTable", "diff_counts", "field_changes_text"]
 

@@ -16,13 +16,13 @@ from typing import Any, Dict, Iterator, List, Optional, Pattern, Tuple, Union
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from .builds import ARTIFACT_IRS, split_builds
-from .diff import GraphDiff
-from .diff_view import DiffView, OpDeltaTable
-from .errors import RelayVizUsageError
-from .pass_diffs import PassDiffs
-from .pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, kernel_delta, pipeline_op_deltas
-from .store import PassRecord
+from ..analysis.builds import ARTIFACT_IRS, split_builds
+from ..diff import GraphDiff
+from .diff_tree import DiffView, OpDeltaTable
+from ..errors import RelayVizUsageError
+from ..analysis.pass_diffs import PassDiffs
+from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, kernel_delta, pipeline_op_deltas
+from ..store import PassRecord
 
 __all__ = ["TraceReport", "PassChange", "report_trace", "changed_passes"]
 

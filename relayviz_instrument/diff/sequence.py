@@ -14,13 +14,13 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Dict, Hashable, List, Sequence, Tuple
 
-__all__ = ["align"]
+__all__ = ["align_sequences"]
 
 #: Largest gap (cells of its table) aligned by longest common subsequence.
 _CELLS = 4096
 
 
-def align(xs: Sequence[Hashable], ys: Sequence[Hashable], cells: int = _CELLS, slide: bool = False,
+def align_sequences(xs: Sequence[Hashable], ys: Sequence[Hashable], cells: int = _CELLS, slide: bool = False,
           stretch: int = 1) -> List[Tuple[int, int]]:
     """Index pairs ``(i, j)`` with ``xs[i] == ys[j]``, increasing in both, of a long common
     subsequence of ``xs`` and ``ys`` (the longest when the lists are short). Gaps of more

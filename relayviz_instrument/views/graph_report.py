@@ -13,16 +13,16 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .graph_inspect import GraphSummary, summarize_graph
-from .graph_json import check_params, load_params, params_path
-from .sources import read_document
+from ..graph_json.summary import GraphSummary, summarize_graph
+from ..graph_json import check_params, load_params, params_path
+from ..store.documents import read_document
 
 __all__ = ["GraphReport", "inspect_graph"]
 
 
 @dataclass
 class GraphReport:
-    """A :class:`~relayviz_instrument.graph_inspect.GraphSummary` as a table (one row per
+    """A :class:`~relayviz_instrument.graph_json.summary.GraphSummary` as a table (one row per
     operator) and the graph's arguments and results; ``params_file`` names where the
     parameter names came from."""
 

@@ -11,13 +11,14 @@ from typing import Any, Dict, Optional, Union
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from .align import Alignment, align
-from .align_view import AlignmentTable, DivergenceView
-from .diff import GraphDiff, diff
-from .diff_view import DiffView
-from .errors import RelayVizUsageError
-from .sources import read_document, select_event
-from .store import load_trace
+from ..analysis.alignment import Alignment, align
+from .alignment_table import AlignmentTable, DivergenceView
+from ..diff import GraphDiff, diff
+from .diff_tree import DiffView
+from ..errors import RelayVizUsageError
+from ..store.documents import read_document
+from ..analysis.selection import select_event
+from ..store import load_trace
 
 __all__ = ["FileComparison", "compare_files", "compare_pass", "TraceComparison", "compare_traces"]
 
@@ -51,7 +52,7 @@ def compare_files(before: Union[str, "os.PathLike[str]"], after: Union[str, "os.
 
 def compare_pass(trace: Union[str, "os.PathLike[str]"], selector: Union[str, int]) -> FileComparison:
     """The diff of one pass of a trace directory (``selector``: a pass name or an event index,
-    as :func:`~relayviz_instrument.sources.select_event` takes it), before against after."""
+    as :func:`~relayviz_instrument.analysis.selection.select_event` takes it), before against after."""
     loaded = load_trace(trace)
     record = select_event(loaded, selector)
     if not (record.before and record.after):
@@ -64,7 +65,7 @@ def compare_pass(trace: Union[str, "os.PathLike[str]"], selector: Union[str, int
 
 @dataclass
 class TraceComparison:
-    """Two traces aligned pass by pass (:func:`~relayviz_instrument.align.align`), with the
+    """Two traces aligned pass by pass (:func:`~relayviz_instrument.analysis.alignment.align`), with the
     names to show for them: the side-by-side pass table, then the first divergence."""
 
     name_a: str

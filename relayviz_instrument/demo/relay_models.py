@@ -133,13 +133,13 @@ def workload(name: str) -> Workload:
     try:
         make = MODELS[name]
     except KeyError:
-        from .errors import RelayVizUsageError
+        from ..errors import RelayVizUsageError
 
         raise RelayVizUsageError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)}") from None
     try:
         return make()
     except ImportError as exc:
-        from .errors import RelayVizDependencyError
+        from ..errors import RelayVizDependencyError
 
         raise RelayVizDependencyError(
             f"model {name!r} comes from tvm.relay.testing, and this TVM has no Relay ({exc}): install a TVM with "

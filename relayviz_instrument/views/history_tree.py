@@ -8,8 +8,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from rich.tree import Tree
 
-from .provenance import NodeEvent, NodeKey, Provenance
-from .diff_view import field_changes_text
+from ..analysis.provenance import NodeEvent, NodeKey, Provenance
+from .diff_tree import field_changes_text
 
 __all__ = ["HistoryTree"]
 

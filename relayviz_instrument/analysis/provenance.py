@@ -1,6 +1,6 @@
 """Where every node came from: the pass-by-pass pairings of a trace, chained. Pure: no rich.
 
-The passes on the pipeline (:func:`~relayviz_instrument.pipeline.pipeline_events`) take the
+The passes on the pipeline (:func:`~relayviz_instrument.analysis.pipeline.pipeline_events`) take the
 input module to the last snapshot one **step** at a time; step ``i`` turns the snapshot at
 *position* ``i`` into the one at ``i + 1``. A step is the innermost event that did the work:
 FoldScaleAxis is three steps (its backward and forward rewrites and its FoldConstant), and a
@@ -10,7 +10,7 @@ InferType a function pass runs on a half-rewritten module are not steps; neither
 Sequential, whose work its passes did. Where passes left out of the trace changed the module
 between two events, that change is a step with no record.
 
-Each step is diffed once (:class:`~relayviz_instrument.pass_diffs.PassDiffs`), and a node of
+Each step is diffed once (:class:`~relayviz_instrument.analysis.pass_diffs.PassDiffs`), and a node of
 a snapshot is followed through the diffs: it *continues* the node it is paired with in the
 previous snapshot, is *changed* or *rewired* by a step, or *created* by one, from the nodes
 its hunk took away (a ``replaced`` or ``merged`` hunk's removed nodes; for a ``wrapped``
@@ -23,14 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .diff import GraphDiff, Hunk, NodeInfo, NodeMatch
-from .diff.changes import describe
-from .diff.model import FieldChange
-from .diff.view import CanonicalGraph
+from ..diff import GraphDiff, Hunk, NodeInfo, NodeMatch
+from ..diff.changes import describe
+from ..diff.model import FieldChange
+from ..diff.graph import CanonicalGraph
 from .pass_diffs import PassDiffs
-from .errors import RelayVizError
+from ..errors import RelayVizError
 from .pipeline import pipeline_events
-from .store import PassRecord, Trace
+from ..store import PassRecord, Trace
 
 __all__ = ["Step", "NodeKey", "NodeEvent", "NodeHistory", "Provenance", "pipeline_steps", "provenance"]
 

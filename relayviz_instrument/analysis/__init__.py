@@ -1,0 +1,11 @@
+"""Trace-level analysis: what a trace's pass events mean, derived from its records and
+snapshots. Pure: no rich, no output (the views render what is computed here).
+
+    pipeline.py    event roles (pipeline / finishing / scratch), changes outside any pass,
+                   who did the work (credits), per-pass operator deltas
+    builds.py      the compilations of a trace and what each built
+    pass_diffs.py  every diff of one trace computed once, summaries cached by DIFF_VERSION
+    provenance.py  each node's history across the pipeline's passes
+    alignment.py   two traces' pass events paired, outputs compared, divergences
+    selection.py   the pass event a ``--pass`` names
+"""
