@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import importlib.metadata
+import importlib.util
 import os
 import re
 import subprocess
@@ -75,14 +77,23 @@ def _imports(module_level: bool) -> Dict[str, List[str]]:
     return found
 
 
-def _distribution(import_name: str) -> str:
-    """The installed distribution that provides top-level module ``import_name``, by the
-    files it installed (``packages_distributions`` sees only ``.py`` files, and orjson has none)."""
+@functools.lru_cache(maxsize=None)
+def _providers() -> Dict[str, str]:
+    """Top-level module name -> the installed distribution that provides it, read from the
+    files each installed (``packages_distributions`` sees only ``.py`` files; orjson has none)."""
+    found: Dict[str, str] = {}
     for dist in importlib.metadata.distributions():
+        name = str(dist.metadata["Name"]).lower().replace("_", "-")
         for file in dist.files or ():
-            if file.parts and (file.parts[0] == import_name or file.parts[0].split(".")[0] == import_name):
-                return str(dist.metadata["Name"]).lower().replace("_", "-")
-    raise AssertionError(f"{import_name} is imported by the package but no installed distribution provides it")
+            if file.parts and not file.parts[0].endswith((".dist-info", ".data")) and file.parts[0] != "..":
+                found.setdefault(file.parts[0].split(".")[0], name)
+    return found
+
+
+def _distribution(import_name: str) -> str:
+    provider = _providers().get(import_name)
+    assert provider, f"{import_name} is imported by the package but no installed distribution provides it"
+    return provider
 
 
 def test_every_module_level_import_is_an_install_requirement() -> None:
@@ -144,3 +155,22 @@ def test_the_plugin_leaves_an_unrelated_pytest_run_alone(fresh_venv: Path, tmp_p
     done = _run(fresh_venv, "python", "-m", "pytest", "--trace-config", "-q", "-p", "no:cacheprovider",
                 cwd=tmp_path)
     assert "relayviz_instrument" in done.stdout, done.stdout[-2000:]
+
+
+def test_every_public_name_imports_from_the_package() -> None:
+    """Users' imports do not break with the layout: every name of ``__all__`` is importable
+    from the package itself (those that need TVM where TVM is installed)."""
+    import relayviz_instrument
+
+    tvm_present = importlib.util.find_spec("tvm") is not None
+    missing = []
+    for name in relayviz_instrument.__all__:
+        if name in relayviz_instrument._LAZY and not tvm_present:
+            continue
+        namespace: Dict[str, object] = {}
+        try:
+            exec(f"from relayviz_instrument import {name}", namespace)
+        except ImportError as exc:
+            missing.append(f"{name}: {exc}")
+    assert not missing
+    assert sorted(set(relayviz_instrument.__all__)) == sorted(relayviz_instrument.__all__), "a name listed twice"
