@@ -145,7 +145,8 @@ class PassDiffs:
         return self.pair_diff(before, after, ignore_types=ignore_types).summary
 
     def credited_diffs(self, credit: Credit) -> List[GraphDiff]:
-        """The diffs of the parts of a pass's run that are its own (see :class:`~relayviz_instrument.analysis.pipeline.Credit`)."""
+        """The diffs of the parts of a pass's run that are its own (see
+        :class:`~relayviz_instrument.analysis.pipeline.Credit`)."""
         return [self.pair_diff(a, b, ignore_types=untyped) for a, b, untyped in credit.parts]
 
     def credited_summary(self, credit: Credit) -> Dict[str, Any]:

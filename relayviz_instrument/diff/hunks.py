@@ -242,8 +242,8 @@ class _MatchedSignatures:
         return sig in self._made
 
 
-def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int], taken: Set[int], taken_other: Set[int],
-             kind: str, before_side: bool) -> List[_Draft]:
+def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int], taken: Set[int],
+             taken_other: Set[int], kind: str, before_side: bool) -> List[_Draft]:
     """Hunks for the functions of ``view`` called once, absent from ``other``, holding paired nodes."""
     out = []
     if not view.inlined:

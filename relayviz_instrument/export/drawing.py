@@ -281,7 +281,8 @@ class _Layout:
             return {"dtype": node["dtype"], "shape": node.get("shape", [])}
         if kind == "Const":
             value = node.get("value")
-            return {"dtype": node.get("dtype"), "shape": value.get("array_shape", []) if isinstance(value, dict) else []}
+            shape = value.get("array_shape", []) if isinstance(value, dict) else []
+            return {"dtype": node.get("dtype"), "shape": shape}
         return node.get("type")
 
     def type_of(self, i: int) -> str:

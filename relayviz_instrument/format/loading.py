@@ -23,8 +23,8 @@ def load(source: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]) -
     """Read and validate a RelayViz document from a path or from bytes.
 
     Raises :class:`RelayVizFormatError` naming the file, node and field of the first problem,
-    or :class:`~relayviz_instrument.errors.RelayVizIOError` if the file cannot be read. Node kinds from a newer 1.x minor version are kept and reported with an
-    :class:`UnknownNodeKindWarning`.
+    or :class:`~relayviz_instrument.errors.RelayVizIOError` if the file cannot be read. Node
+    kinds from a newer 1.x minor version are kept and reported with an :class:`UnknownNodeKindWarning`.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         return loads(bytes(source))
@@ -289,7 +289,8 @@ class _Validator:
         if not isinstance(value, dict):
             raise self.fail(f"must be an object, not {_json_type(value)}", node=nid, field=field)
         if "node" in value and not (_is_int(value["node"]) and value["node"] >= 0):
-            raise self.fail(f"must be a graph node id, not {_json_type(value['node'])}", node=nid, field=f"{field}.node")
+            raise self.fail(f"must be a graph node id, not {_json_type(value['node'])}", node=nid,
+                            field=f"{field}.node")
         if "name" in value and not isinstance(value["name"], str):
             raise self.fail(f"must be a string, not {_json_type(value['name'])}", node=nid, field=f"{field}.name")
         for key in ("storage_id", "device_index", "control_deps"):

@@ -149,6 +149,7 @@ class _GraphEntries:
         return [(f.get("shape"), f.get("dtype")) for f in fields]
 
 
-def _not_a_graph(message: str, source: str, node: Optional[int] = None, field: Optional[str] = None) -> RelayVizFormatError:
+def _not_a_graph(message: str, source: str, node: Optional[int] = None,
+                 field: Optional[str] = None) -> RelayVizFormatError:
     return RelayVizFormatError(message, source=source, node=node, field=field,
                                hint="inspect reads the graphs relayviz makes of graph executor or NNVM JSON")

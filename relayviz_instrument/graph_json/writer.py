@@ -117,7 +117,8 @@ class _GraphWriter:
             fid = next(iter(functions.values()))
         else:
             raise RelayVizFormatError("the document has no 'main' function and no 'root' to export",
-                                      source=self.source, field="functions", hint="export a module with a main function")
+                                      source=self.source, field="functions",
+                                      hint="export a module with a main function")
         node = nodes[fid]
         if node.get("node_kind") == "Function":
             return list(node["params"]), node["body"]

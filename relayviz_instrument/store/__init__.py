@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from .directory import DirectoryStore, new_trace_dir
 from .memory import MemoryStore
-from .trace import MANIFEST, MODULES, SNAPSHOTS, Trace, load_trace, read_module, read_snapshot, snapshot_path, snapshot_ref
+from .trace import (MANIFEST, MODULES, SNAPSHOTS, Trace, load_trace, read_module, read_snapshot, snapshot_path,
+                    snapshot_ref)
 from .records import TRACE_FORMAT, PassRecord, begin_line, close_line, end_line, header_line, read_manifest
 from .sink import TraceSink, TraceStore
 

@@ -52,7 +52,8 @@ class DirectoryStore:
                 raise RelayVizTraceError(
                     f"{root}: the trace directory is not empty; pass a new directory "
                     "(or none: a new relayviz-trace/<timestamp>/ is made)")
-            self._manifest: Optional[IO[bytes]] = open(root / MANIFEST, "xb")
+            # open for the store's life, appended to line by line; close() closes it
+            self._manifest: Optional[IO[bytes]] = open(root / MANIFEST, "xb")  # noqa: SIM115
             (root / SNAPSHOTS).mkdir(exist_ok=True)
         except FileExistsError:
             raise RelayVizTraceError(f"{root}: another trace is being written to this directory; "
@@ -97,7 +98,7 @@ class DirectoryStore:
         manifest if the store was closed)."""
         if self._manifest is None:
             try:
-                self._manifest = open(self.root / MANIFEST, "ab")
+                self._manifest = open(self.root / MANIFEST, "ab")  # noqa: SIM115 (closed by close())
             except OSError as exc:
                 raise RelayVizTraceError(f"{self.root}: cannot reopen the manifest: "
                                          f"{exc.strerror or exc}") from exc

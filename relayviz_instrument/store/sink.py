@@ -24,9 +24,10 @@ class TraceStore(Protocol):
 
     ``put`` stores a document and returns its reference (the same document gives the same
     reference in every store); ``get`` reads it back; ``put_module`` and ``get_module`` do
-    the same for an IR module in TVM's ``save_json`` form (kept for ``relayviz replay``); ``append`` adds one manifest line and
-    makes it durable as far as the store can; ``close`` flushes everything (a later
-    ``append`` opens the manifest again). ``path`` is the trace directory, ``None`` in memory.
+    the same for an IR module in TVM's ``save_json`` form (kept for ``relayviz replay``);
+    ``append`` adds one manifest line and makes it durable as far as the store can; ``close``
+    flushes everything (a later ``append`` opens the manifest again). ``path`` is the trace
+    directory, ``None`` in memory.
     """
 
     path: Optional[Path]

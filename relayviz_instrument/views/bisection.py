@@ -142,8 +142,9 @@ def bisect_command(command: Sequence[str], *, timeout: Optional[float] = None,
 
     ``timeout``: seconds per run (a run that takes longer counts as failing). ``keep_traces``:
     a directory to keep each run's trace in (by default they go to a temporary directory,
-    removed at the end). ``progress`` is called with each run as it ends. Raises :class:`RelayVizUsageError` when the command records no
-    trace (no RelayVizBisect in its PassContext) or ignores the limit.
+    removed at the end). ``progress`` is called with each run as it ends. Raises
+    :class:`RelayVizUsageError` when the command records no trace (no RelayVizBisect in its
+    PassContext) or ignores the limit.
     """
     command = list(command)
     if not command:

@@ -56,8 +56,8 @@ def compare_pass(trace: Union[str, "os.PathLike[str]"], selector: Union[str, int
     loaded = load_trace(trace)
     record = select_event(loaded, selector)
     if not (record.before and record.after):
-        raise RelayVizUsageError(f"{loaded.path}: pass event #{record.index} ({record.name}) has no snapshots "
-                                 f"({record.note or 'its module was not snapshotted: TIR-only, or left out by passes=/exclude='})")
+        why = record.note or "its module was not snapshotted: TIR-only, or left out by passes=/exclude="
+        raise RelayVizUsageError(f"{loaded.path}: pass event #{record.index} ({record.name}) has no snapshots ({why})")
     before, after = loaded.snapshot_path(record.before), loaded.snapshot_path(record.after)
     return FileComparison(f"{record.name} #{record.index} before ({before.name})", f"after ({after.name})",
                           diff(read_document(before), read_document(after)))

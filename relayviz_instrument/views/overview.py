@@ -331,7 +331,8 @@ def show_trace(trace: Any, *, everything: bool = False, paths: bool = False,
             if role == SCRATCH:
                 note = "scratch"
             elif role == FINISHING and r.parent is not None:
-                note = f"types of {by_index[r.parent].name}" if r.name == "InferType" else f"ends {by_index[r.parent].name}"
+                parent = by_index[r.parent].name
+                note = f"types of {parent}" if r.name == "InferType" else f"ends {parent}"
             elif index in credit and credit[index].by_nested_passes:
                 note = "by nested passes"
             rows.append(PassRow(r, summary, note))

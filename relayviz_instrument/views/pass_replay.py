@@ -155,7 +155,8 @@ def _compared(trace: Trace, record: PassRecord, made_by: str, seconds: float, ou
     if record.error is not None:
         comparison = None
         if new is not None and record.before:
-            comparison = FileComparison(f"{label} input (recorded)", "output now", diff(trace.snapshot(record.before), new))
+            comparison = FileComparison(f"{label} input (recorded)", "output now",
+                                        diff(trace.snapshot(record.before), new))
         return ReplayResult(where, record, made_by, seconds, "the pass succeeds now (it raised when traced)",
                             SUCCEEDS, comparison=comparison)
     if not record.after or new is None:
