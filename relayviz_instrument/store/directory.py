@@ -17,14 +17,14 @@ from __future__ import annotations
 import datetime
 import os
 from pathlib import Path
-from typing import IO, Any, Dict, Optional, Union
+from typing import IO, Any, Dict, Optional, Set, Tuple, Union
 
 import orjson
 import zstandard
 
 from .._files import ZSTD_SUFFIX, atomic_write_bytes
 from ..errors import RelayVizTraceError
-from ..format import encode
+from ..format import Document, encode
 from .trace import MANIFEST, MODULES, SNAPSHOTS, read_module, read_snapshot, snapshot_ref
 
 __all__ = ["DirectoryStore", "new_trace_dir", "COMPRESSION_LEVEL"]
@@ -45,7 +45,7 @@ class DirectoryStore:
         self.path: Optional[Path] = Path(path)
         root = Path(path)
         self._compressor = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
-        self._written: set = set()
+        self._written: Set[Tuple[str, str]] = set()
         try:
             root.mkdir(parents=True, exist_ok=True)
             if any(root.iterdir()):
@@ -67,10 +67,10 @@ class DirectoryStore:
         assert self.path is not None
         return self.path
 
-    def put(self, doc: Dict[str, Any]) -> str:
+    def put(self, doc: Document) -> str:
         return self._write(SNAPSHOTS, encode(doc))
 
-    def get(self, ref: str) -> Dict[str, Any]:
+    def get(self, ref: str) -> Document:
         return read_snapshot(self.root, ref)
 
     def put_module(self, data: bytes) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Protocol, Set
 
 from ..errors import RelayVizTraceError
+from ..format import Document
 from .records import PassRecord, begin_line, close_line, end_line, header_line
 
 __all__ = ["TraceStore", "TraceSink"]
@@ -32,9 +33,9 @@ class TraceStore(Protocol):
 
     path: Optional[Path]
 
-    def put(self, doc: Dict[str, Any]) -> str: ...
+    def put(self, doc: Document) -> str: ...
 
-    def get(self, ref: str) -> Dict[str, Any]: ...
+    def get(self, ref: str) -> Document: ...
 
     def put_module(self, data: bytes) -> str: ...
 
@@ -59,11 +60,11 @@ class TraceSink:
     def path(self) -> Optional[Path]:
         return self.store.path
 
-    def put(self, doc: Dict[str, Any]) -> str:
+    def put(self, doc: Document) -> str:
         """Store a snapshot; its reference."""
         return self.store.put(doc)
 
-    def get(self, ref: str) -> Dict[str, Any]:
+    def get(self, ref: str) -> Document:
         """A stored snapshot."""
         return self.store.get(ref)
 
