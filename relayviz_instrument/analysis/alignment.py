@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..diff import GraphDiff, diff
 from .pass_diffs import PassDiffs
 from .pipeline import FINISHING, SCRATCH, event_roles
-from ..store import PassRecord
+from ..store import PassRecord, TraceLike
 
 __all__ = ["align", "Alignment", "AlignedPass", "SAME", "DIFFERENT", "ONLY_A", "ONLY_B"]
 
@@ -94,8 +94,8 @@ class Alignment:
     """The pass events of two traces paired in order; see :func:`align`."""
 
     pairs: List[AlignedPass]
-    trace_a: Any = field(repr=False, default=None)
-    trace_b: Any = field(repr=False, default=None)
+    trace_a: Optional[TraceLike] = field(repr=False, default=None)
+    trace_b: Optional[TraceLike] = field(repr=False, default=None)
 
     @property
     def differences(self) -> List[AlignedPass]:
@@ -124,7 +124,7 @@ class Alignment:
         return not self.differences
 
 
-def align(trace_a: Any, trace_b: Any) -> Alignment:
+def align(trace_a: TraceLike, trace_b: TraceLike) -> Alignment:
     """Pair the pass events of two traces and compare what each pair left.
 
     Either trace is anything with ``records`` and ``snapshot(ref)``: a live
@@ -227,7 +227,7 @@ def _containers_settled(rows: List[Tuple[AlignedPass, bool]]) -> List[AlignedPas
 class _Side:
     """One trace as the alignment walks it: its events, their keys, and the module it holds."""
 
-    def __init__(self, trace: Any) -> None:
+    def __init__(self, trace: TraceLike) -> None:
         records: Sequence[PassRecord] = trace.records
         self.roles = event_roles(records)
         by_index = {r.index: r for r in records}

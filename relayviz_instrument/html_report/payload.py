@@ -116,8 +116,8 @@ def report_data(trace: Trace, *, cache: Optional[PassDiffs] = None,
     first_step = next((s["pass"] for s in steps if s["pass"] is not None), None)
     return {
         "format": PAYLOAD_FORMAT,
-        "trace": {"path": str(trace.path), "name": trace.path.name, "complete": trace.complete,
-                  "problems": list(trace.problems)},
+        "trace": {"path": str(trace.path), "name": trace.path.name if trace.path is not None else "(in memory)",
+                  "complete": trace.complete, "problems": list(trace.problems)},
         "statuses": list(STATUSES),
         "collapse_above": collapse_above,
         "passes": passes,

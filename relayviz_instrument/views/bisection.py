@@ -91,15 +91,15 @@ class BisectResult:
         yield Text(f"bisect {' '.join(self.command)}: {self.skippable} passes could be skipped; "
                    f"{len(self.runs)} runs", style="bold")
         table = Table(box=None, pad_edge=False, padding=(0, 1))
-        for name, justify in (("limit", "right"), ("exit", "right"), ("skipped", "right"), ("s", "right")):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for name in ("limit", "exit", "skipped", "s"):
+            table.add_column(name, justify="right")
         for run in self.runs:
             exit_text = "timeout" if run.timed_out else str(run.status)
             table.add_row("none" if run.limit is None else str(run.limit),
                           Text(exit_text, style="red" if run.failed else "green"), str(run.skipped),
                           f"{run.seconds:.1f}")
         yield table
-        if self.verdict == FOUND and self.culprit is not None:
+        if self.verdict == FOUND and self.culprit is not None and self.failing_limit is not None:
             r = self.culprit
             line = Text("found: ", style="bold red")
             line.append(f"pass event #{r.index} {r.name} (skippable pass {r.bisect}; opt_level {r.opt_level})",
