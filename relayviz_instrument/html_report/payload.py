@@ -15,7 +15,7 @@ from ..diff import GraphDiff
 from ..analysis.pass_diffs import PassDiffs
 from ..views.overview import show_trace
 from ..analysis.provenance import Provenance
-from ..store import PassRecord, Trace
+from ..store import PassRecord, TraceLike
 from .graphs import STATUSES, pass_graph, snapshot_graph
 
 __all__ = ["report_data", "PAYLOAD_FORMAT", "COLLAPSE_ABOVE"]
@@ -27,7 +27,7 @@ COLLAPSE_ABOVE = 150
 
 
 class _Builder:
-    def __init__(self, trace: Trace, cache: PassDiffs) -> None:
+    def __init__(self, trace: TraceLike, cache: PassDiffs) -> None:
         self.trace = trace
         self.cache = cache
         self.snapshots: List[Dict[str, Any]] = []
@@ -87,7 +87,7 @@ def _pass(record: PassRecord, graph: Optional[int], span: Optional[Tuple[int, in
     return out
 
 
-def report_data(trace: Trace, *, cache: Optional[PassDiffs] = None,
+def report_data(trace: TraceLike, *, cache: Optional[PassDiffs] = None,
                 collapse_above: int = COLLAPSE_ABOVE) -> Dict[str, Any]:
     """Everything the HTML report of ``trace`` shows, as JSON-able data.
 

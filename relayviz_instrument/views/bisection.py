@@ -99,13 +99,14 @@ class BisectResult:
                           Text(exit_text, style="red" if run.failed else "green"), str(run.skipped),
                           f"{run.seconds:.1f}")
         yield table
-        if self.verdict == FOUND and self.culprit is not None and self.failing_limit is not None:
+        if self.verdict == FOUND and self.culprit is not None:
             r = self.culprit
             line = Text("found: ", style="bold red")
             line.append(f"pass event #{r.index} {r.name} (skippable pass {r.bisect}; opt_level {r.opt_level})",
                         style="bold")
-            line.append(f" makes the command fail: it passes with limit {self.failing_limit - 1}, "
-                        f"fails with limit {self.failing_limit}")
+            line.append(" makes the command fail")
+            if self.failing_limit is not None:
+                line.append(f": it passes with limit {self.failing_limit - 1}, fails with limit {self.failing_limit}")
             yield line
             if self.comparison is not None:
                 yield self.comparison
