@@ -15,7 +15,7 @@ __all__ = ["components"]
 
 def components(n: int, u: NDArray[np.int64], v: NDArray[np.int64]) -> NDArray[np.int64]:
     """For each of ``n`` nodes, the smallest node of its component (edges ``u[i]``--``v[i]``)."""
-    label = np.arange(n, dtype=np.int64)
+    label: NDArray[np.int64] = np.arange(n, dtype=np.int64)
     if not len(u):
         return label
     while True:

@@ -300,4 +300,5 @@ def _mix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
     x = x * np.uint64(0xBF58476D1CE4E5B9)
     x = x ^ (x >> np.uint64(27))
     x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    mixed: NDArray[np.uint64] = x ^ (x >> np.uint64(31))
+    return mixed
