@@ -56,7 +56,9 @@ class AlignedPass:
     @property
     def record(self) -> PassRecord:
         """The event of A, or of B when A did not run the pass."""
-        return self.a if self.a is not None else self.b  # type: ignore[return-value]
+        record = self.a if self.a is not None else self.b
+        assert record is not None  # every pair has at least one side
+        return record
 
     @property
     def name(self) -> str:
