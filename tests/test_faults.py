@@ -38,7 +38,8 @@ def _manifest(path: Path) -> List[Dict]:
 
 def _begun_and_ended(path: Path) -> Tuple[set, set]:
     lines = _manifest(path)
-    return ({l["index"] for l in lines if l["type"] == "begin"}, {l["index"] for l in lines if l["type"] == "end"})
+    return ({line["index"] for line in lines if line["type"] == "begin"},
+            {line["index"] for line in lines if line["type"] == "end"})
 
 
 def _show(path: Path) -> str:

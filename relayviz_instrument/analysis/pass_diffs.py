@@ -20,9 +20,9 @@ from .._files import atomic_write_bytes
 from ..diff import DIFF_VERSION, GraphDiff, IndexedDocument, diff, index_document
 from ..diff.graph import CanonicalGraph
 from ..errors import RelayVizIOError
-from ..format import INFERRED_TYPE_KINDS
+from ..format import INFERRED_TYPE_KINDS, Document
 from .pipeline import Credit
-from ..store import PassRecord
+from ..store import PassRecord, TraceLike
 
 __all__ = ["PassDiffs", "CACHE_DIR", "without_inferred_types", "add_summaries"]
 
@@ -34,21 +34,21 @@ _DOCUMENTS = 4
 class PassDiffs:
     """The diffs and diff summaries of the changed passes of ``trace``, each computed once.
 
-    ``trace`` is anything with ``snapshot(ref)`` and ``path`` (a :class:`~relayviz_instrument.store.Trace`
-    or a live :class:`~relayviz_instrument.RelayVizTrace`). Summaries are read from and
+    ``trace`` is a :class:`~relayviz_instrument.store.TraceLike` (a trace read back, or a live
+    :class:`~relayviz_instrument.RelayVizTrace`). Summaries are read from and
     written to the trace directory's cache when it has one (a cache that cannot be written is
     skipped: it only saves time). Diffs are kept once computed, so every view of one trace
     (table, report, provenance, HTML page) diffs a pair of snapshots once; documents are kept
     ``keep_documents`` at a time (``None``: all).
     """
 
-    def __init__(self, trace: Any, *, use_cache: bool = True, keep_documents: Optional[int] = _DOCUMENTS) -> None:
+    def __init__(self, trace: TraceLike, *, use_cache: bool = True, keep_documents: Optional[int] = _DOCUMENTS) -> None:
         self.trace = trace
         self._keep = keep_documents  # None: every document read stays in memory
-        self._documents: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
+        self._documents: "OrderedDict[str, Document]" = OrderedDict()
         self._indexes: "OrderedDict[str, IndexedDocument]" = OrderedDict()
         # Graphs made for views before any index of their snapshot: (document, graph).
-        self._views: "OrderedDict[str, Tuple[Dict[str, Any], CanonicalGraph]]" = OrderedDict()
+        self._views: "OrderedDict[str, Tuple[Document, CanonicalGraph]]" = OrderedDict()
         self._diffs: Dict[Tuple[str, str, bool], GraphDiff] = {}
         self._cache_file: Optional[Path] = None
         self._summaries: Dict[str, Dict[str, Any]] = {}
@@ -58,7 +58,7 @@ class PassDiffs:
             self._cache_file = Path(path) / CACHE_DIR / f"diff-v{DIFF_VERSION}.json"
             self._summaries = _read_cache(self._cache_file)
 
-    def document(self, ref: str) -> Dict[str, Any]:
+    def document(self, ref: str) -> Document:
         """The snapshot ``ref`` (the last few are kept in memory)."""
         doc = self._documents.get(ref)
         if doc is None:
@@ -145,7 +145,8 @@ class PassDiffs:
         return self.pair_diff(before, after, ignore_types=ignore_types).summary
 
     def credited_diffs(self, credit: Credit) -> List[GraphDiff]:
-        """The diffs of the parts of a pass's run that are its own (see :class:`~relayviz_instrument.analysis.pipeline.Credit`)."""
+        """The diffs of the parts of a pass's run that are its own (see
+        :class:`~relayviz_instrument.analysis.pipeline.Credit`)."""
         return [self.pair_diff(a, b, ignore_types=untyped) for a, b, untyped in credit.parts]
 
     def credited_summary(self, credit: Credit) -> Dict[str, Any]:
@@ -193,7 +194,7 @@ _INFERRED_FIELDS = {**{kind: ("type",) for kind in INFERRED_TYPE_KINDS},
                     "Function": ("ret_type",), "Var": ("type", "dtype", "shape")}
 
 
-def without_inferred_types(doc: Dict[str, Any]) -> Dict[str, Any]:
+def without_inferred_types(doc: Document) -> Document:
     """A copy of ``doc`` without the types a module gets from type inference, to compare a
     half-rewritten module (whose new expressions have none yet) with a finished one."""
     nodes = []

@@ -13,6 +13,7 @@ from typing import Any, List, Mapping, Optional, Protocol, Sequence, Union
 
 from ..diff import GraphDiff
 from ..errors import RelayVizDependencyError, RelayVizIOError
+from ..format import Document
 
 __all__ = ["ExportGraph", "ExportOptions", "Exporter", "OutputPath", "require", "slug", "graph_files", "make_dir"]
 
@@ -31,9 +32,9 @@ class ExportGraph:
     """
 
     name: str
-    document: Mapping[str, Any]
+    document: Document
     source: str = "<document>"
-    before: Optional[Mapping[str, Any]] = None
+    before: Optional[Document] = None
     diff: Optional[GraphDiff] = None
 
 

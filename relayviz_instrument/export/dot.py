@@ -91,7 +91,8 @@ def _node_attrs(node: DrawnNode, is_diff: bool) -> Dict[str, str]:
     if len(node.changes) > _CHANGES_SHOWN:
         lines.append(f"~ {len(node.changes) - _CHANGES_SHOWN} more")
     attrs = {"label": _lines(graphviz.escape(line) for line in lines), "shape": _SHAPES[node.role],
-             "style": _STYLES.get(node.role, "filled"), "tooltip": _lines(graphviz.escape(line) for line in _tooltip(node))}
+             "style": _STYLES.get(node.role, "filled"),
+             "tooltip": _lines(graphviz.escape(line) for line in _tooltip(node))}
     if is_diff:
         back, line = STATUS_COLOURS[node.status or "unchanged"]
         attrs.update(fillcolor=back, color=line)

@@ -68,7 +68,8 @@ def to_graph(drawing: Drawing) -> Any:
         attrs += [gb.KeyValue(key=k, value=v) for k, v in node.attrs]
         if node.count > 1:
             attrs.append(gb.KeyValue(key="nodes", value=str(node.count)))
-        outputs = [gb.MetadataItem(id="0", attrs=[gb.KeyValue(key="tensor_shape", value=node.type)])] if node.type else []
+        outputs = ([gb.MetadataItem(id="0", attrs=[gb.KeyValue(key="tensor_shape", value=node.type)])]
+                   if node.type else [])
         nodes.append(gb.GraphNode(id=node.key, label=node.label, namespace="/".join(drawing.cluster_path(node.cluster)),
                                   attrs=attrs, incomingEdges=incoming.get(node.key, []), outputsMetadata=outputs))
     groups: Dict[str, Dict[str, str]] = {}

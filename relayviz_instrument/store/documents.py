@@ -8,11 +8,11 @@ is read.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Union
+from typing import Any, Union
 
 from .._files import parse_json, read_input
 from ..errors import RelayVizFormatError
-from ..format import FORMAT
+from ..format import FORMAT, Document
 from ..format.loading import checked
 from ..graph_json import document_from_graph
 
@@ -24,7 +24,7 @@ def is_graph_json(obj: Any) -> bool:
     return isinstance(obj, dict) and "nodes" in obj and "format" not in obj
 
 
-def read_document(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
+def read_document(path: Union[str, "os.PathLike[str]"]) -> Document:
     """Read a RelayViz document, or graph executor / NNVM graph JSON converted to one.
 
     ``"format": "relayviz"`` makes the file a RelayViz document (validated); ``nodes``

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 import orjson
 
 from ..format.checks import is_int, json_type_name
+from ..format.irs import RELAY
 from ..errors import RelayVizTraceError
 
 __all__ = ["PassRecord", "TRACE_FORMAT", "TRACE_FORMATS_READ", "header_line", "begin_line", "end_line",
@@ -68,7 +69,7 @@ class PassRecord:
     after: Optional[str] = None
     nodes_before: Optional[int] = None
     nodes_after: Optional[int] = None
-    ir: str = "relay"
+    ir: str = RELAY
     error: Optional[str] = None
     note: Optional[str] = None
     skipped: bool = False

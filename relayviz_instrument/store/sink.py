@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Protocol, Set
 
 from ..errors import RelayVizTraceError
+from ..format import Document
 from .records import PassRecord, begin_line, close_line, end_line, header_line
 
 __all__ = ["TraceStore", "TraceSink"]
@@ -24,16 +25,17 @@ class TraceStore(Protocol):
 
     ``put`` stores a document and returns its reference (the same document gives the same
     reference in every store); ``get`` reads it back; ``put_module`` and ``get_module`` do
-    the same for an IR module in TVM's ``save_json`` form (kept for ``relayviz replay``); ``append`` adds one manifest line and
-    makes it durable as far as the store can; ``close`` flushes everything (a later
-    ``append`` opens the manifest again). ``path`` is the trace directory, ``None`` in memory.
+    the same for an IR module in TVM's ``save_json`` form (kept for ``relayviz replay``);
+    ``append`` adds one manifest line and makes it durable as far as the store can; ``close``
+    flushes everything (a later ``append`` opens the manifest again). ``path`` is the trace
+    directory, ``None`` in memory.
     """
 
     path: Optional[Path]
 
-    def put(self, doc: Dict[str, Any]) -> str: ...
+    def put(self, doc: Document) -> str: ...
 
-    def get(self, ref: str) -> Dict[str, Any]: ...
+    def get(self, ref: str) -> Document: ...
 
     def put_module(self, data: bytes) -> str: ...
 
@@ -58,11 +60,11 @@ class TraceSink:
     def path(self) -> Optional[Path]:
         return self.store.path
 
-    def put(self, doc: Dict[str, Any]) -> str:
+    def put(self, doc: Document) -> str:
         """Store a snapshot; its reference."""
         return self.store.put(doc)
 
-    def get(self, ref: str) -> Dict[str, Any]:
+    def get(self, ref: str) -> Document:
         """A stored snapshot."""
         return self.store.get(ref)
 

@@ -1,19 +1,20 @@
 """Reading a trace back: a directory written by :class:`~relayviz_instrument.store.DirectoryStore`
-(or a live trace in memory) as records and snapshots."""
+as records and snapshots, and :class:`TraceLike`, what every reader of a trace may ask of one
+(a trace read back, or a live ``RelayVizTrace``)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Protocol, Sequence, Union
 
 from .._files import ZSTD_SUFFIX, read_input
 from ..errors import RelayVizTraceError
-from ..format import digest_bytes, loads
+from ..format import Document, digest_bytes, loads
 from .records import PassRecord, read_manifest
 
-__all__ = ["Trace", "load_trace", "read_snapshot", "snapshot_path", "snapshot_ref", "read_module", "MANIFEST",
-           "SNAPSHOTS", "MODULES"]
+__all__ = ["Trace", "TraceLike", "load_trace", "read_snapshot", "snapshot_path", "snapshot_ref", "read_module",
+           "MANIFEST", "SNAPSHOTS", "MODULES"]
 
 MANIFEST = "manifest.jsonl"
 SNAPSHOTS = "snapshots"
@@ -61,10 +62,31 @@ def read_module(root: Path, ref: str) -> bytes:
     return data
 
 
-def read_snapshot(root: Path, ref: str) -> Dict[str, Any]:
+def read_snapshot(root: Path, ref: str) -> Document:
     """The validated document of snapshot ``ref`` of the trace directory ``root``."""
     path = snapshot_path(root, ref)
     return loads(read_input(path), source=str(path))
+
+
+class TraceLike(Protocol):
+    """What the analyses and views read of a trace, live (``RelayVizTrace``) or read back
+    (:class:`Trace`): its records in the order the passes started, whether it is complete and
+    why not, its directory (None for a trace kept in memory), and the snapshot stored under a
+    record's ``before`` or ``after``."""
+
+    @property
+    def path(self) -> Optional[Path]: ...
+
+    @property
+    def records(self) -> Sequence[PassRecord]: ...
+
+    @property
+    def complete(self) -> bool: ...
+
+    @property
+    def problems(self) -> Sequence[str]: ...
+
+    def snapshot(self, ref: str) -> Document: ...
 
 
 class Trace:
@@ -83,7 +105,7 @@ class Trace:
         #: Why the trace is incomplete: instrument failures, a missing close record, ...
         self.problems = problems
 
-    def snapshot(self, ref: str) -> Dict[str, Any]:
+    def snapshot(self, ref: str) -> Document:
         """The validated RelayViz document stored under ``ref``."""
         if self.path is None:
             raise RelayVizTraceError("this trace was read without its snapshots")

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.alignment import ONLY_A, ONLY_B, SAME, AlignedPass, Alignment
-from ..analysis.builds import ARTIFACT_IRS
+from ..format.irs import ARTIFACT_IRS
 from .diff_tree import DiffView, diff_counts
 from ..store import PassRecord
 from .overview import changed_text
@@ -71,7 +71,7 @@ class AlignmentTable:
                 table.add_column("ms", justify="right", no_wrap=True, style="dim")
             table.add_column("outputs", no_wrap=True)
             for pair in rows:
-                name = Text("  " * (pair.depth - 1) + pair.name, style="bold" if pair.diverges else None)
+                name = Text("  " * (pair.depth - 1) + pair.name, style="bold" if pair.diverges else "")
                 table.add_row(name, *_side_cells(pair.a, pair.scratch[0]), *_side_cells(pair.b, pair.scratch[1]),
                               self._outputs_cell(pair))
             if not console.is_terminal:  # a file or a pipe: keep every name whole

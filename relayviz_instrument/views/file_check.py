@@ -10,6 +10,7 @@ from typing import List, Optional, Union
 
 from .._files import parse_json, read_input
 from ..errors import RelayVizError, UnknownNodeKindWarning
+from ..format.irs import GRAPH_EXECUTOR, GRAPH_IRS
 from ..format.loading import checked
 from ..graph_json import document_from_graph
 from ..store.documents import is_graph_json
@@ -45,8 +46,8 @@ def check_file(path: Union[str, "os.PathLike[str]"]) -> FileCheck:
     prefix = f"{source}: "
     notes = [str(w.message)[len(prefix):] if str(w.message).startswith(prefix) else str(w.message)
              for w in caught if issubclass(w.category, UnknownNodeKindWarning)]
-    if doc.get("ir") in ("graph_executor", "nnvm"):
-        what = "graph executor JSON" if doc["ir"] == "graph_executor" else "NNVM graph JSON"
+    if doc.get("ir") in GRAPH_IRS:
+        what = "graph executor JSON" if doc["ir"] == GRAPH_EXECUTOR else "NNVM graph JSON"
         calls = sum(1 for node in doc["nodes"] if node["node_kind"] == "Call")
         return FileCheck(source, f"{what}, {calls} operators (read as a RelayViz graph of "
                                  f"{len(doc['nodes'])} nodes; see relayviz inspect)", notes)

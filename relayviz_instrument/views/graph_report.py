@@ -106,7 +106,8 @@ def inspect_graph(path: Union[str, "os.PathLike[str]"], *,
         nodes = doc["nodes"]
         main = nodes[doc["functions"]["main"]] if "main" in doc.get("functions", {}) else None
         if main is not None and main.get("node_kind") == "Function":
-            declared = {nodes[p]["name"]: (nodes[p].get("shape"), nodes[p].get("dtype"), f"argument {nodes[p]['name']!r}")
+            declared = {nodes[p]["name"]: (nodes[p].get("shape"), nodes[p].get("dtype"),
+                                           f"argument {nodes[p]['name']!r}")
                         for p in main["params"]}
             check_params(declared, values, source=str(params_file))
         names = list(values)

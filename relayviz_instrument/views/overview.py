@@ -23,11 +23,12 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis.builds import ARTIFACT_IRS, RECORD_GRAPH_FIX, Build, split_builds
+from ..analysis.builds import RECORD_GRAPH_FIX, Build, split_builds
 from ..analysis.pass_diffs import PassDiffs
 from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, event_roles, pipeline_gaps
 from ..names import shorten
-from ..store import PassRecord
+from ..format.irs import ARTIFACT_IRS
+from ..store import PassRecord, TraceLike, snapshot_path
 
 __all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "show_trace",
            "trace_notes", "changed_text"]
@@ -58,7 +59,7 @@ class PassRow:
 class TraceSummary:
     """A few lines about a trace: events, what changed, time spent, and what went wrong."""
 
-    def __init__(self, trace: Any, *, path: Optional[str] = None, notes: Optional[List[str]] = None) -> None:
+    def __init__(self, trace: TraceLike, *, path: Optional[str] = None, notes: Optional[List[str]] = None) -> None:
         self.trace = trace
         self.path = path
         self.notes = notes
@@ -195,7 +196,7 @@ class PassTable:
                     str(summary.get("changed", 0) + summary.get("rewired", 0)) if summary else ""]
         r = row.record
         assert r is not None
-        name = Text("  " * (r.depth - 1) + r.name, style="bold red" if r.error else None)
+        name = Text("  " * (r.depth - 1) + r.name, style="bold red" if r.error else "")
         if row.note:
             name.append(f" ({row.note})", style="dim italic")
         changed = changed_text(r)
@@ -229,7 +230,7 @@ class TraceOverview:
     """What ``relayviz show`` prints: the trace's summary, then one pass table per compilation;
     as JSON, every record as recorded and what is derived from them."""
 
-    trace: Any
+    trace: TraceLike
     sections: List[BuildSection]
     roles: Dict[int, str]
     summaries: Dict[int, Dict[str, Any]] = field(default_factory=dict)
@@ -283,11 +284,12 @@ class TraceOverview:
                 "summaries": {str(index): summary for index, summary in sorted(self.summaries.items())}}
 
 
-def _path(trace: Any, ref: Optional[str]) -> str:
-    return "" if not ref else str(trace.snapshot_path(ref))
+def _path(trace: TraceLike, ref: Optional[str]) -> str:
+    # The store's function, not Trace.snapshot_path: a live trace with a directory has none.
+    return "" if not ref or trace.path is None else str(snapshot_path(trace.path, ref))
 
 
-def show_trace(trace: Any, *, everything: bool = False, paths: bool = False,
+def show_trace(trace: TraceLike, *, everything: bool = False, paths: bool = False,
                diffs: Optional[PassDiffs] = None) -> TraceOverview:
     """The overview of ``trace`` (read with :func:`~relayviz_instrument.load_trace`, or live).
 
@@ -331,7 +333,8 @@ def show_trace(trace: Any, *, everything: bool = False, paths: bool = False,
             if role == SCRATCH:
                 note = "scratch"
             elif role == FINISHING and r.parent is not None:
-                note = f"types of {by_index[r.parent].name}" if r.name == "InferType" else f"ends {by_index[r.parent].name}"
+                parent = by_index[r.parent].name
+                note = f"types of {parent}" if r.name == "InferType" else f"ends {parent}"
             elif index in credit and credit[index].by_nested_passes:
                 note = "by nested passes"
             rows.append(PassRow(r, summary, note))

@@ -17,7 +17,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union, cast
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
@@ -25,6 +25,8 @@ from rich.text import Text
 from .comparison import FileComparison
 from ..diff import diff
 from ..errors import RelayVizTraceError, RelayVizUsageError
+from ..format import Document
+from ..format.irs import EMPTY
 from ..analysis.selection import select_event
 from ..store import PassRecord, Trace, load_trace
 
@@ -148,14 +150,20 @@ def _compared(trace: Trace, record: PassRecord, made_by: str, seconds: float, ou
     that had raised, against its input: what the pass does now)."""
     from ..serialize import module_ir, to_relayviz
 
-    options = trace.header.get("options") if isinstance(trace.header.get("options"), dict) else {}
-    new = to_relayviz(output, full_values=bool(options.get("full_values"))) if module_ir(output) != "empty" else None
+    options = trace.header.get("options")
+    if not isinstance(options, dict):
+        options = {}
+    new: Optional[Document] = None
+    if module_ir(output) != EMPTY:
+        # cast: serialize/ still annotates its documents as plain dicts
+        new = cast(Document, to_relayviz(output, full_values=bool(options.get("full_values"))))
     where = str(trace.path)
     label = f"{record.name} #{record.index}"
     if record.error is not None:
         comparison = None
         if new is not None and record.before:
-            comparison = FileComparison(f"{label} input (recorded)", "output now", diff(trace.snapshot(record.before), new))
+            comparison = FileComparison(f"{label} input (recorded)", "output now",
+                                        diff(trace.snapshot(record.before), new))
         return ReplayResult(where, record, made_by, seconds, "the pass succeeds now (it raised when traced)",
                             SUCCEEDS, comparison=comparison)
     if not record.after or new is None:

@@ -16,13 +16,14 @@ from typing import Any, Dict, Iterator, List, Optional, Pattern, Tuple, Union
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from ..analysis.builds import ARTIFACT_IRS, split_builds
+from ..analysis.builds import split_builds
 from ..diff import GraphDiff
 from .diff_tree import DiffView, OpDeltaTable
 from ..errors import RelayVizUsageError
 from ..analysis.pass_diffs import PassDiffs
 from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, kernel_delta, pipeline_op_deltas
-from ..store import PassRecord
+from ..format.irs import ARTIFACT_IRS, RELAX
+from ..store import PassRecord, TraceLike
 
 __all__ = ["TraceReport", "PassChange", "report_trace", "changed_passes"]
 
@@ -69,7 +70,7 @@ class BuildReport:
 class TraceReport:
     """Each changed pass with its diff, and the operator table of each compilation."""
 
-    trace: Any
+    trace: TraceLike
     builds: List[BuildReport]
     selected: bool = False
 
@@ -122,7 +123,7 @@ class TraceReport:
                    "operators": build.operators_json()}
 
 
-def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None, *,
+def report_trace(trace: TraceLike, passes: Union[str, Pattern[str], None] = None, *,
                  everything: bool = False) -> TraceReport:
     """Diff every pipeline pass of ``trace`` that changed the module (those whose name matches
     the regular expression ``passes``, if given; with ``everything``, scratch work and nested
@@ -155,8 +156,11 @@ def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None, *,
                 for (_, _, untyped), part in zip(own.parts, diffs.credited_diffs(own)):
                     found.append(PassChange(record, part, role, _note(record, role, by_index), untyped))
         on_pipeline = {i: d for i, d in full.items() if roles.get(i, PIPELINE) == PIPELINE}
-        kernels = {i: kernel_delta(diffs.document(by_index[i].before), diffs.document(by_index[i].after))
-                   for i in on_pipeline if by_index[i].ir == "relax"}
+        kernels = {}
+        for i in on_pipeline:
+            r = by_index[i]
+            if r.ir == RELAX and r.before and r.after:  # (a changed pass has both snapshots)
+                kernels[i] = kernel_delta(diffs.document(r.before), diffs.document(r.after))
         deltas = pipeline_op_deltas(members, on_pipeline, kernels)
         reports.append(BuildReport(build.number, build.label(), found, deltas))
     diffs.save()
