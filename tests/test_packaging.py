@@ -60,6 +60,8 @@ def _imports(module_level: bool) -> Dict[str, List[str]]:
 
     def visit(node: ast.AST, nested: bool, where: str) -> None:
         for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue  # for the type checker only: never imported at run time
             inner = nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
             names: List[str] = []
             if isinstance(child, ast.Import):
