@@ -221,7 +221,8 @@ def _with_trained_statistics(model: Any) -> Any:
     import torch
 
     for module in model.modules():
-        if isinstance(module, torch.nn.BatchNorm2d):
+        if isinstance(module, torch.nn.BatchNorm2d) and module.running_mean is not None \
+                and module.running_var is not None:
             torch.nn.init.uniform_(module.running_mean, -0.1, 0.1)
             torch.nn.init.uniform_(module.running_var, 0.5, 1.5)
     return model

@@ -123,8 +123,9 @@ def replay_event(trace: Union[str, "os.PathLike[str]", Trace], selector: Union[s
     # A module read back from TVMScript is compared with the recorded input snapshot too: the
     # structural hash ignores names, which TVMScript makes unique (two buffers "T_multiply").
     read_back = None
-    if prepared.exact is not None and record.before:
-        read_back = diff(loaded.snapshot(record.before), _snapshot(loaded, prepared.module)).to_json()
+    input_now = _snapshot(loaded, prepared.module) if prepared.exact is not None and record.before else None
+    if input_now is not None and record.before:
+        read_back = diff(loaded.snapshot(record.before), input_now).to_json()
     result = _run(loaded, record, prepared, read_back)
     result.module_exact = prepared.exact if read_back is None else bool(prepared.exact) and _no_changes(read_back)
     return result
