@@ -1,15 +1,16 @@
 """A pass's input module kept for ``relayviz replay``, in a form that cannot crash the process
 that keeps it, and read back by replay. One home for both sides of the two forms:
 
-- ``save_json``: ``tvm.ir.save_json`` text, TVM's own form, for Relay modules (and any
-  module on a TVM before tvm-ffi, TVM 0.19 and older, whose TVMScript cannot carry it). It
-  is exact: ``tvm.ir.load_json`` gives back an equal module;
-- ``tvmscript``: for Relax and TIR modules, their TVMScript (``mod.script()``), read back with
-  ``tvm.script.from_source``, in a JSON object with the tensors of the module's constants
-  (TVMScript refers to them as ``metadata["<type key>"][i]``, and writes their values only
-  through ``save_json``), the TVM version and the module's structural hash: the module read
-  back is checked against it, since TVMScript does not carry every detail of every module
-  (TVM 0.27 reads an indirect access's region extent back as another integer type).
+- ``save_json``: ``tvm.ir.save_json`` text, TVM's own form, for Relay modules, and on a TVM
+  before tvm-ffi (0.19 and older, where it is safe) for TIR modules and for Relax modules
+  TVMScript cannot carry. It is exact: ``tvm.ir.load_json`` gives back an equal module;
+- ``tvmscript``: for Relax modules, and for TIR modules on TVM 0.2x: the module's TVMScript
+  (``mod.script()``), read back with ``tvm.script.from_source``, in a JSON object with the
+  tensors of its constants (TVMScript refers to them as ``metadata["<type key>"][i]`` and
+  writes their values only through ``save_json``), the TVM version and the module's
+  structural hash, which the module read back is checked against: TVMScript does not carry
+  every detail of every module (TVM 0.27 reads an indirect access's region extent back as
+  another integer type; names it makes unique are not compared by the hash).
 
 Why not ``save_json`` everywhere: with apache-tvm 0.27.0.post1 and apache-tvm-ffi 0.1.15
 (the newest pip resolves apache-tvm's ``apache-tvm-ffi>=0.1.14`` to), ``save_json`` crashes
@@ -90,7 +91,8 @@ def keep_module(mod: tvm.IRModule) -> Tuple[str, bytes]:
     whose TVMScript refers to metadata other than its constants, on a TVM whose ``save_json``
     is not trusted).
     """
-    if module_ir(mod) == "relay":
+    ir = module_ir(mod)
+    if ir == "relay" or (ir != "relax" and save_json_trusted()):
         return SAVE_JSON, tvm.ir.save_json(mod).encode()
     try:
         return TVMSCRIPT, _tvmscript_document(mod)
