@@ -151,14 +151,30 @@ def _no_changes(changes: Dict[str, Any]) -> bool:
 
 
 def _within(output_changes: Dict[str, Any], input_changes: Dict[str, Any]) -> bool:
-    """Whether every difference of the output from the recorded one is a difference the
-    module read back already had from the recorded input (the same node, field and values)."""
-    def changed(changes: Dict[str, Any]) -> "set[str]":
-        return {orjson.dumps([c["node"], c.get("detail"), c["fields"]], option=orjson.OPT_SORT_KEYS).decode()
-                for c in changes["changed"]}
+    """Whether every difference of the output from the recorded one substitutes a value the
+    module read back already had in place of the recorded input's (a name TVMScript made
+    unique: ``fc2.bias`` read back as ``fc2_bias`` in the input, then in what the pass made of it)."""
+    def substitutions(changes: Dict[str, Any]) -> "set[bytes]":
+        found: "set[bytes]" = set()
+        for change in changes["changed"]:
+            for before, after in change["fields"].values():
+                _substituted(before, after, found)
+        return found
 
     return not (output_changes["added"] or output_changes["removed"] or output_changes["summary"].get("rewired")) \
-        and changed(output_changes) <= changed(input_changes)
+        and substitutions(output_changes) <= substitutions(input_changes)
+
+
+def _substituted(before: Any, after: Any, into: "set[bytes]") -> None:
+    """Add to ``into`` each pair of differing leaves of two JSON values of the same shape."""
+    if isinstance(before, dict) and isinstance(after, dict) and before.keys() == after.keys():
+        for key in before:
+            _substituted(before[key], after[key], into)
+    elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for one, other in zip(before, after):
+            _substituted(one, other, into)
+    elif before != after:
+        into.add(orjson.dumps([before, after], option=orjson.OPT_SORT_KEYS))
 
 
 def _run(trace: Trace, record: PassRecord, prepared: "PreparedPass",
