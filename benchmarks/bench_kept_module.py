@@ -91,7 +91,8 @@ def main() -> None:
             if child.returncode != 0:
                 row += [f"crashed (exit {child.returncode})", "", "", ""]
             else:
-                sj: Dict[str, float] = dict(zip(("keep", "read", "size", "zstd"), json.loads(child.stdout.splitlines()[-1])))
+                measured = json.loads(child.stdout.splitlines()[-1])
+                sj: Dict[str, float] = dict(zip(("keep", "read", "size", "zstd"), measured))
                 row += [f"{sj['keep']:.3f}", f"{sj['read']:.2f}", f"{sj['size'] / 1e6:.2f} ({sj['zstd'] / 1e6:.2f})",
                         f"{sj['keep'] / keep:.1f}"]
             table.add_row(*row)

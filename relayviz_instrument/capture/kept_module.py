@@ -230,7 +230,7 @@ def _constant(item: Any, index: int, where: str) -> Any:
     return relax.const(tensor)
 
 
-def _array(item: Dict[str, Any]) -> Optional[np.ndarray]:
+def _array(item: Dict[str, Any]) -> "Optional[np.ndarray[Any, np.dtype[Any]]]":
     """The array ``{"dtype", "shape", "data"}`` describes, or None if it does not describe one."""
     shape, data = item.get("shape"), item.get("data")
     if not (isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 40
@@ -246,7 +246,7 @@ def _array(item: Dict[str, Any]) -> Optional[np.ndarray]:
     return np.frombuffer(raw, dtype=dtype).reshape(shape)
 
 
-def _numpy_dtype(name: Any) -> Optional[np.dtype]:
+def _numpy_dtype(name: Any) -> "Optional[np.dtype[Any]]":
     """numpy's dtype named ``name`` (bfloat16 and the float8 types from ml_dtypes, which TVM
     uses for them), or None."""
     if not isinstance(name, str):
