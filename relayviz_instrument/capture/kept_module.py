@@ -29,6 +29,7 @@ import base64
 import binascii
 import inspect
 import re
+import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -247,19 +248,15 @@ def _array(item: Dict[str, Any]) -> "Optional[np.ndarray[Any, np.dtype[Any]]]":
 
 
 def _numpy_dtype(name: Any) -> "Optional[np.dtype[Any]]":
-    """numpy's dtype named ``name`` (bfloat16 and the float8 types from ml_dtypes, which TVM
-    uses for them), or None."""
+    """numpy's dtype named ``name``, or None. bfloat16 and the float8 types are ml_dtypes',
+    which TVM imports for them (they are found only where TVM loaded it)."""
     if not isinstance(name, str):
         return None
     try:
         return np.dtype(name)
     except TypeError:
         pass
-    try:
-        import ml_dtypes
-    except ImportError:
-        return None
-    found = getattr(ml_dtypes, name, None)
+    found = getattr(sys.modules.get("ml_dtypes"), name, None)
     return np.dtype(found) if isinstance(found, type) else None
 
 
