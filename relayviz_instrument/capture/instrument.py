@@ -269,7 +269,16 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             context = tvm.transform.PassContext.current()
             target = tvm.target.Target.current(allow_none=True)
             if self._keep is not None and self._keep.search(record.name):
-                record.replay = self._replay_facts(mod, context, target)
+                try:
+                    record.replay = self._replay_facts(mod, context, target)
+                except Exception as failure:  # a module no safe form carries here: not kept, recording goes on
+                    if self.strict:
+                        raise
+                    self.complete = False
+                    why = f"could not be kept for relayviz replay: {type(failure).__name__}: {failure}"
+                    if not any(problem.endswith(why) for problem in self.problems):  # once per reason
+                        self.problems.append(f"the input module of pass {record.name} (#{record.index}), and of "
+                                             f"any later pass for the same reason, {why}")
             before = self._policy.before(mod) if self._wanted(record) else None
             if before is not None:
                 record.before, record.nodes_before = before.ref, before.nodes

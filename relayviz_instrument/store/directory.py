@@ -5,7 +5,7 @@ Layout::
 
     manifest.jsonl              one JSON object per line (see records.py)
     snapshots/<ref>.json.zst    RelayViz documents (zstandard), named by a digest of their JSON
-    modules/<ref>.json.zst      IR modules as tvm.ir.save_json wrote them (only for relayviz replay)
+    modules/<ref>.json.zst      IR modules kept for relayviz replay (save_json, or TVMScript and constants)
     cache/                      what readers derived from the trace (diff summaries), by version
 
 Because a ``begin`` line is on disk before its pass runs, a trace left by a process that

@@ -53,7 +53,7 @@ class PassRecord:
     ``skipped`` is True for an event :class:`~relayviz_instrument.capture.RelayVizBisect` did
     not let run, and ``bisect`` numbers the events it could skip (None for the others).
     ``replay`` holds what ``relayviz replay`` needs to run the pass again (the input module
-    in ``tvm.ir.save_json`` form, by reference, and the PassContext and target): written for
+    by reference, in the form ``module_form`` names, and the PassContext and target): written for
     the pass that raised, and for passes chosen with ``keep_modules``.
     """
 

@@ -18,7 +18,7 @@ __all__ = ["Trace", "TraceLike", "load_trace", "read_snapshot", "snapshot_path",
 
 MANIFEST = "manifest.jsonl"
 SNAPSHOTS = "snapshots"
-#: IR modules kept in TVM's own form (``tvm.ir.save_json``) for ``relayviz replay``.
+#: IR modules kept for ``relayviz replay`` (JSON: ``tvm.ir.save_json``, or TVMScript with its constants).
 MODULES = "modules"
 
 
@@ -48,7 +48,7 @@ def _check_ref(root: Path, ref: Any, what: str) -> None:
 
 
 def read_module(root: Path, ref: str) -> bytes:
-    """The ``tvm.ir.save_json`` text (bytes) of the module kept under ``ref`` in ``root``,
+    """The bytes of the module kept under ``ref`` in ``root`` (``capture/kept_module.py``),
     checked against its digest (the reference is the digest of the text)."""
     _check_ref(root, ref, "module")
     path = root / MODULES / f"{ref}.json{ZSTD_SUFFIX}"
@@ -118,7 +118,7 @@ class Trace:
         return snapshot_path(self.path, ref)
 
     def module(self, ref: str) -> bytes:
-        """The ``tvm.ir.save_json`` text of the IR module kept under ``ref`` (a record's ``replay``)."""
+        """The bytes of the IR module kept under ``ref`` (a record's ``replay``), digest checked."""
         if self.path is None:
             raise RelayVizTraceError("this trace has no directory")
         return read_module(self.path, ref)
