@@ -1,6 +1,7 @@
 """Capture: the pass instrument and what it needs, one job per module::
 
     instrument.py   RelayVizTrace: TVM's callbacks -> pass records, snapshots through the sink
+    guard.py        the one guard of every callback: times it, keeps its failures from TVM
     policy.py       SnapshotPolicy: reuse the previous snapshot or take a new one
     equality.py     structurally_equal: whether a pass changed its module, cheaply and safely
     artifacts.py    what a compilation built (graph JSON, VM executable) as the last event

@@ -3,7 +3,7 @@ nothing else: what to snapshot is the policy's business (policy.py), whether a p
 its module equality.py's, what a compilation built artifacts.py's, where the trace goes the
 sink's (store/), and what the passes did is derived when the trace is read.
 
-How it stays harmless. Every callback catches its own exceptions: a failure inside the
+How it stays harmless. Every callback runs inside one guard (guard.py): a failure inside the
 instrument (a serializer bug, a full disk, an unwritable directory) becomes one
 :class:`TraceIncompleteWarning` naming the pass, the trace is marked incomplete, the
 instrument stops recording, and the compilation goes on exactly as without it. With
@@ -15,8 +15,9 @@ Ctrl-C is the one exception the instrument does not keep to itself: TVM's FFI dr
 ``KeyboardInterrupt`` raised inside a Python callback (the compilation goes on, or TVM
 crashes), so one that arrives while a callback runs is raised again as
 :class:`~relayviz_instrument.errors.CompilationInterrupted`, a ``KeyboardInterrupt`` TVM carries
-to the caller. Whatever point a callback stopped at, the pass context's exit ends every event
-that began, so the manifest never holds an event left half-open.
+to the caller (the guard does both, and times the callback). Whatever point a callback stopped
+at, the pass context's exit ends every event that began, so the manifest never holds an event
+left half-open.
 
 When a pass raises, the trace also keeps that pass's input module as ``tvm.ir.save_json``
 wrote it, with the PassContext and the target (``reproducer.py``): written only then, it
@@ -37,13 +38,14 @@ from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Tuple
 import tvm
 
 from .._version import __version__
-from ..errors import (CompilationInterrupted, RelayVizDependencyError, RelayVizError, RelayVizSerializeError,
-                      RelayVizTraceError, RelayVizUsageError, TraceIncompleteWarning)
+from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
+                      RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
 from ..serialize.values import dict_attrs_items, field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .artifacts import artifact_document, record_artifact
 from .equality import structurally_equal
+from .guard import InstrumentGuard
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts
 
@@ -134,7 +136,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._entered = 0
         self._finished = False
         self._disabled = False
-        self._overhead = 0.0
+        #: Times every callback and keeps its failures from the compilation.
+        self._guard = InstrumentGuard(self._fail)
         #: A RelayVizBisect's number for the pass about to begin: ``(PassInfo, number)``.
         self._bisect_next: Optional[Tuple[Any, int]] = None
         super().__init__()
@@ -163,7 +166,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     @property
     def instrument_seconds(self) -> float:
         """Wall time spent inside the instrument's callbacks."""
-        return self._overhead
+        return self._guard.seconds
 
     # -- the built graph --------------------------------------------------------------------
 
@@ -182,11 +185,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         name, ir, doc = artifact_document(built)
         if self._disabled or self._sink is None:
             return None
-        started = time.perf_counter()
-        try:
-            return record_artifact(self.records, self._sink, name, ir, doc)
-        finally:
-            self._overhead += time.perf_counter() - started
+        with self._guard("(recording the built graph)", catch=False):
+            record = record_artifact(self.records, self._sink, name, ir, doc)
+        return record
 
     # -- PassInstrument callbacks -------------------------------------------------------------
 
@@ -194,41 +195,25 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._entered += 1
         if self._entered > 1 or self._disabled:
             return
-        started = time.perf_counter()
-        try:
+        with self._guard("(entering the pass context)"):
             if self._finished:
                 raise RelayVizUsageError("a RelayVizTrace records one pass context; "
                                          "make a new RelayVizTrace for each compilation")
             self._open()
-        except Exception as exc:  # never take the compilation down
-            self._fail(exc, "(entering the pass context)")
-        except BaseException as exc:
-            raise self._interrupted(exc, "(entering the pass context)") from exc
-        finally:
-            self._overhead += time.perf_counter() - started
 
     def exit_pass_ctx(self) -> None:
         self._entered -= 1
         if self._entered > 0:
             return
-        started = time.perf_counter()
-        try:
+        # The trace is closed after a failure here is recorded, and before the time is counted.
+        with self._guard("(leaving the pass context)", then=self._finish):
             if not self._disabled:
                 self._close_open_passes(sys.exc_info()[1])
-        except Exception as exc:
-            self._fail(exc, "(leaving the pass context)")
-        except BaseException as exc:
-            raise self._interrupted(exc, "(leaving the pass context)") from exc
-        finally:
-            self._finish()
-            self._overhead += time.perf_counter() - started
 
     def run_before_pass(self, mod: tvm.IRModule, info: Any) -> None:
         if self._disabled:
             return
-        started = time.perf_counter()
-        opened: Optional[_OpenPass] = None
-        try:
+        with self._guard(info) as guard:
             record = self._new_record(mod, info)
             if self._bisect_next is not None and self._bisect_next[0].same_as(info):
                 record.bisect = self._bisect_next[1]
@@ -243,26 +228,17 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 record.before, record.nodes_before = before.ref, before.nodes
             opened = _OpenPass(record, before, mod=mod, context=context, target=target)
             self._stack.append(opened)
+            guard.starts(opened)
             assert self._sink is not None
             self._sink.begin(record)
-        except Exception as exc:
-            self._fail(exc, str(info.name))
-        except BaseException as exc:
-            raise self._interrupted(exc, str(info.name)) from exc
-        finally:
-            now = time.perf_counter()
-            self._overhead += now - started
-            if opened is not None:
-                opened.started, opened.overhead_at_start = now, self._overhead
 
     def run_after_pass(self, mod: tvm.IRModule, info: Any) -> None:
         if self._disabled or not self._stack:
             return
-        started = time.perf_counter()
-        try:
+        with self._guard(info) as guard:
             opened = self._stack[-1]
             record = opened.record
-            record.duration_ms = _ms(started - opened.started - (self._overhead - opened.overhead_at_start))
+            record.duration_ms = _ms(guard.started - opened.started - (self._guard.seconds - opened.overhead_at_start))
             if opened.before is not None:
                 after, changed = self._policy.after(opened.before, mod)
                 record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
@@ -271,12 +247,6 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self._stack.pop()  # last: an interruption above leaves the pass open, to be closed on exit
             if self._progress is not None:
                 self._progress(record)
-        except Exception as exc:
-            self._fail(exc, str(info.name))
-        except BaseException as exc:
-            raise self._interrupted(exc, str(info.name)) from exc
-        finally:
-            self._overhead += time.perf_counter() - started
 
     # -- what RelayVizBisect tells the trace ----------------------------------------------------
 
@@ -287,7 +257,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         at once with ``skipped`` set; a pass that runs gets its number when it begins."""
         if self._disabled or self._sink is None:
             return
-        try:
+        with self._guard(info):
             if not skipped:
                 self._bisect_next = (info, number)
                 return
@@ -296,8 +266,6 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self.records.append(record)
             self._sink.begin(record)
             self._sink.end(record)
-        except Exception as exc:
-            self._fail(exc, str(info.name))
 
     def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
         """The record of a pass event beginning now, nested in the innermost open one."""
@@ -395,7 +363,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 continue
             open_pass = opened.get(record.index)
             if open_pass is not None:
-                record.duration_ms = _ms(now - open_pass.started - (self._overhead - open_pass.overhead_at_start))
+                record.duration_ms = _ms(now - open_pass.started - (self._guard.seconds - open_pass.overhead_at_start))
             record.error = message
             running.append(record)
             if not self._sink.has_begun(record.index):
@@ -414,17 +382,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         facts["module"] = self._sink.put_module(module_json)
         return facts
 
-    def _interrupted(self, exc: BaseException, pass_name: str) -> BaseException:
-        """The exception to raise for a ``KeyboardInterrupt`` (or ``SystemExit``) that arrived
-        inside a callback: one TVM carries to the caller instead of dropping it."""
-        if isinstance(exc, Exception):
-            return exc
-        carried = CompilationInterrupted(f"{type(exc).__name__} during pass {pass_name} "
-                                         "(raised again by relayviz so that TVM passes it on)")
-        carried.original = exc
-        return carried
-
-    def _fail(self, exc: BaseException, pass_name: str) -> None:
+    def _fail(self, exc: BaseException, pass_name: str, *, stacklevel: int = 2) -> None:
+        """The instrument failed: the trace is incomplete and recording stops, with one warning
+        naming the pass (``stacklevel`` points it at the callback); ``strict`` raises instead."""
         if self.strict:
             raise exc
         first = not self.problems
@@ -436,14 +396,14 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             where = f" (trace: {self.path})" if self.path is not None else ""
             warnings.warn(f"relayviz: recording stopped at pass {pass_name}: {type(exc).__name__}: {exc}; "
                           f"the compilation goes on, the trace is incomplete{where}",
-                          TraceIncompleteWarning, stacklevel=2)
+                          TraceIncompleteWarning, stacklevel=stacklevel)
 
     def _finish(self) -> None:
         self._finished = True
         if self._sink is not None:
             try:
                 self._sink.close(complete=self.complete, problems=self.problems, events=len(self.records),
-                                 instrument_ms=1000.0 * self._overhead)
+                                 instrument_ms=1000.0 * self._guard.seconds)
             except Exception as exc:
                 if self.strict:
                     raise
