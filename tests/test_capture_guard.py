@@ -4,8 +4,10 @@ Ctrl-C through TVM. First the guard alone, then on real compilations."""
 
 from __future__ import annotations
 
+import gc
 import os
 import warnings
+import weakref
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
@@ -116,6 +118,26 @@ def test_a_pass_clock_starts_when_the_call_ends_and_seconds_add_up() -> None:
     with guard("second"):
         pass
     assert guard.seconds > first and clock.overhead_at_start == first
+
+
+def test_a_call_inside_another_is_guarded_on_its_own_and_nothing_outlives_its_call() -> None:
+    failures = Failures()
+    guard = InstrumentGuard(failures)
+    clock = Clock()
+    with guard("(outer)") as outer:
+        outer.starts(clock)
+        with guard("(inner)") as inner:
+            assert inner is not outer
+            raise ValueError("inner failure")
+        inner_seconds = guard.seconds
+        assert inner_seconds > 0.0 and outer.started > 0.0
+    assert [name for _, name, _ in failures.seen] == ["(inner)"]
+    assert guard.seconds > inner_seconds and clock.overhead_at_start == guard.seconds
+    # The pass begun in a call (its module, in the instrument) is not kept by the guard after it.
+    released = weakref.ref(clock)
+    del clock
+    gc.collect()
+    assert released() is None
 
 
 def test_a_pass_name_is_read_only_when_something_fails() -> None:

@@ -60,14 +60,20 @@ class InstrumentGuard:
     ``fail(exc, pass_name, stacklevel=...)`` turns an exception into the trace's failure (and
     raises it under ``strict``). Call the guard to get the context manager of one callback:
     ``with guard(info): ...``.
+
+    The guard hands out the same :class:`GuardedCall` again and again: a new object per
+    callback makes the garbage collector run more often, and each full collection walks every
+    record of the trace so far. A guarded call made while that one is in use (a progress
+    callback that records a graph) gets an object of its own.
     """
 
-    __slots__ = ("seconds", "_fail")
+    __slots__ = ("seconds", "_fail", "_spare")
 
     def __init__(self, fail: _Fail) -> None:
         #: Wall time spent inside guarded calls so far.
         self.seconds = 0.0
         self._fail = fail
+        self._spare: Optional[GuardedCall] = GuardedCall(self)
 
     def __call__(self, where: Where, *, then: Optional[Callable[[], None]] = None,
                  catch: bool = True) -> GuardedCall:
@@ -75,20 +81,25 @@ class InstrumentGuard:
         happened, after a failure was recorded and before the time is counted (the pass
         context's exit closes the trace there). ``catch=False`` only times the call: for a
         method the user calls directly, whose errors are the caller's as for any function."""
-        return GuardedCall(self, where, then, catch)
+        call = self._spare
+        if call is None:  # a guarded call inside another one
+            call = GuardedCall(self)
+        else:
+            self._spare = None
+        call._where, call._then, call._catch = where, then, catch
+        return call
 
 
 class GuardedCall:
-    """The context manager of one guarded call (made by :class:`InstrumentGuard`)."""
+    """The context manager of one guarded call (handed out by :class:`InstrumentGuard`)."""
 
     __slots__ = ("_guard", "_where", "_then", "_catch", "started", "_clock")
 
-    def __init__(self, guard: InstrumentGuard, where: Where, then: Optional[Callable[[], None]],
-                 catch: bool) -> None:
+    def __init__(self, guard: InstrumentGuard) -> None:
         self._guard = guard
-        self._where = where
-        self._then = then
-        self._catch = catch
+        self._where: Where = ""
+        self._then: Optional[Callable[[], None]] = None
+        self._catch = True
         #: When the call began (``time.perf_counter()``).
         self.started = 0.0
         self._clock: Optional[PassClock] = None
@@ -120,6 +131,9 @@ class GuardedCall:
             guard.seconds += now - self.started
             if self._clock is not None:
                 self._clock.started, self._clock.overhead_at_start = now, guard.seconds
+            # Back to the guard, holding nothing: a pass's module must not outlive its event here.
+            self._where, self._then, self._clock = "", None, None
+            guard._spare = self
 
 
 def carried_interruption(exc: BaseException, pass_name: str) -> BaseException:
