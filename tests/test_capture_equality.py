@@ -64,7 +64,7 @@ class _LateModules(tvm.instrument.PassInstrument):
         self.found: List[Tuple[str, Any]] = []
 
     def run_before_pass(self, mod: Any, info: Any) -> None:
-        if not self.found and mod.attrs is not None and "main_func_info" in mod.attrs.keys():
+        if not self.found and mod.attrs is not None and "main_func_info" in mod.attrs.keys():  # noqa: SIM118 (a DictAttrs answers neither `in` nor iteration)
             self.found.append((str(info.name), mod))
 
 
