@@ -22,6 +22,8 @@ from typing import Any, Dict, Optional, Tuple, Union, cast
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
+from ..names import printable
+
 from .comparison import FileComparison
 from ..diff import diff
 from ..errors import RelayVizTraceError, RelayVizUsageError
@@ -56,7 +58,7 @@ class ReplayResult:
         r = self.record
         context = (r.replay or {}).get("context", {})
         head = Text()
-        head.append(f"replayed {r.name} (#{r.index})", style="bold")
+        head.append(f"replayed {printable(r.name)} (#{r.index})", style="bold")
         head.append(f" of {self.trace}: {self.made_by} at opt_level {context.get('opt_level')}")
         if context.get("disabled_pass"):
             head.append(f", disabled {', '.join(context['disabled_pass'])}")
