@@ -5,6 +5,7 @@ as records and snapshots, and :class:`TraceLike`, what every reader of a trace m
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Protocol, Sequence, Union
 
@@ -13,13 +14,19 @@ from ..errors import RelayVizTraceError
 from ..format import Document, digest_bytes, loads
 from .records import PassRecord, read_manifest
 
-__all__ = ["Trace", "TraceLike", "load_trace", "read_snapshot", "snapshot_path", "snapshot_ref", "read_module",
-           "MANIFEST", "SNAPSHOTS", "MODULES"]
+__all__ = ["Trace", "TraceLike", "load_trace", "read_snapshot", "read_snapshot_bytes", "snapshot_path",
+           "snapshot_ref", "snapshot_file_ref", "read_module", "MANIFEST", "SNAPSHOTS", "MODULES",
+           "MANIFEST_LINE_BYTES"]
 
 MANIFEST = "manifest.jsonl"
 SNAPSHOTS = "snapshots"
 #: IR modules kept in TVM's own form (``tvm.ir.save_json``) for ``relayviz replay``.
 MODULES = "modules"
+#: The longest manifest line read. The instrument writes lines of a few KiB (it keeps an error
+#: to 4,000 characters); a longer line holds a name no compilation gave, and past this bound
+#: the trace is refused rather than read into memory. Names up to it are shown shortened
+#: (:func:`~relayviz_instrument.names.printable`).
+MANIFEST_LINE_BYTES = 64 * 2**20
 
 
 def snapshot_ref(data: bytes) -> str:
@@ -62,10 +69,35 @@ def read_module(root: Path, ref: str) -> bytes:
     return data
 
 
+#: How a trace names a snapshot file: the reference (the digest of its JSON) and a suffix.
+_SNAPSHOT_NAME = re.compile(r"([0-9a-f]{32})\.json(?:" + re.escape(ZSTD_SUFFIX) + ")?")
+
+
+def snapshot_file_ref(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
+    """The reference a file's name claims, if it is named as a trace names its snapshots
+    (``<32 hex digits>.json.zst``, or ``.json`` in traces of format 1); else None."""
+    found = _SNAPSHOT_NAME.fullmatch(os.path.basename(os.fspath(path)))
+    return found.group(1) if found else None
+
+
+def read_snapshot_bytes(path: Union[str, "os.PathLike[str]"]) -> bytes:
+    """The JSON of the snapshot file ``path``, decompressed, and checked against the digest its
+    name holds when it is named as a trace names its snapshots: a snapshot altered after it was
+    written (recompressed or not) is refused with :class:`RelayVizTraceError` naming the file.
+    The check costs a SHA-256 of the JSON, a few percent of parsing and validating it."""
+    data = read_input(path)
+    ref = snapshot_file_ref(path)
+    if ref is not None and snapshot_ref(data) != ref:
+        raise RelayVizTraceError(f"{os.fspath(path)}: the snapshot does not match its digest (its file name): it "
+                                 "was altered after it was written; record the trace again")
+    return data
+
+
 def read_snapshot(root: Path, ref: str) -> Document:
-    """The validated document of snapshot ``ref`` of the trace directory ``root``."""
+    """The validated document of snapshot ``ref`` of the trace directory ``root``, checked
+    against its digest (see :func:`read_snapshot_bytes`)."""
     path = snapshot_path(root, ref)
-    return loads(read_input(path), source=str(path))
+    return loads(read_snapshot_bytes(path), source=str(path))
 
 
 class TraceLike(Protocol):
@@ -150,9 +182,20 @@ def load_trace(path: Union[str, "os.PathLike[str]"]) -> Trace:
         what = "does not exist" if not root.exists() else f"has no {MANIFEST}"
         raise RelayVizTraceError(f"{root}: not a trace directory ({what}); "
                                  "pass a directory written by RelayVizTrace or `relayviz demo`")
+    lines: List[bytes] = []
+    too_long = 0
     try:
-        data = manifest.read_bytes()
+        with open(manifest, "rb") as handle:  # line by line, so that a huge line is never read whole
+            for number, line in enumerate(iter(lambda: handle.readline(MANIFEST_LINE_BYTES + 1), b""), 1):
+                if len(line) > MANIFEST_LINE_BYTES:
+                    too_long = number
+                    break
+                lines.append(line.rstrip(b"\n"))
     except OSError as exc:
         raise RelayVizTraceError(f"{manifest}: cannot read the manifest: {exc.strerror or exc}") from None
-    contents = read_manifest(data.split(b"\n"), str(manifest))
+    if too_long:
+        raise RelayVizTraceError(f"{manifest}:{too_long}: a line longer than {MANIFEST_LINE_BYTES // 2**20} MiB, "
+                                 "which the instrument never writes; the file is damaged or was not written by "
+                                 "RelayVizTrace")
+    contents = read_manifest(lines, str(manifest))
     return Trace(root, contents.header, contents.records, contents.complete, contents.problems)
