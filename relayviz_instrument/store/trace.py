@@ -182,20 +182,20 @@ def load_trace(path: Union[str, "os.PathLike[str]"]) -> Trace:
         what = "does not exist" if not root.exists() else f"has no {MANIFEST}"
         raise RelayVizTraceError(f"{root}: not a trace directory ({what}); "
                                  "pass a directory written by RelayVizTrace or `relayviz demo`")
-    lines: List[bytes] = []
-    too_long = 0
     try:
-        with open(manifest, "rb") as handle:  # line by line, so that a huge line is never read whole
-            for number, line in enumerate(iter(lambda: handle.readline(MANIFEST_LINE_BYTES + 1), b""), 1):
-                if len(line) > MANIFEST_LINE_BYTES:
-                    too_long = number
-                    break
-                lines.append(line.rstrip(b"\n"))
+        data = manifest.read_bytes()
     except OSError as exc:
         raise RelayVizTraceError(f"{manifest}: cannot read the manifest: {exc.strerror or exc}") from None
-    if too_long:
-        raise RelayVizTraceError(f"{manifest}:{too_long}: a line longer than {MANIFEST_LINE_BYTES // 2**20} MiB, "
-                                 "which the instrument never writes; the file is damaged or was not written by "
-                                 "RelayVizTrace")
+    lines: List[bytes] = []
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if end - start > MANIFEST_LINE_BYTES:
+            raise RelayVizTraceError(f"{manifest}:{len(lines) + 1}: a line longer than {MANIFEST_LINE_BYTES // 2**20} "
+                                     "MiB, which the instrument never writes; the file is damaged or was not written "
+                                     "by RelayVizTrace")
+        lines.append(data[start:end])
+        start = end + 1
     contents = read_manifest(lines, str(manifest))
     return Trace(root, contents.header, contents.records, contents.complete, contents.problems)
