@@ -58,13 +58,12 @@ def atomic_write_bytes(path: PathLike, data: bytes, *, within: Optional[PathLike
     try:
         dir_fd = _open_folder(folder, parts, create=True)
     except OSError as exc:
-        raise RelayVizIOError(f"{path}: cannot write the file: {_why(exc)}") from None
+        raise RelayVizIOError(f"{path}: cannot write the file: {_why(exc, hint=True)}") from None
     try:
         try:
             fd = _open_at(dir_fd, folder, parts, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW)
         except OSError as exc:
-            raise RelayVizIOError(f"{path}: cannot write the file: {_why(exc)} "
-                                  "(check the directory exists and is writable)") from None
+            raise RelayVizIOError(f"{path}: cannot write the file: {_why(exc, hint=True)}") from None
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
@@ -165,10 +164,10 @@ def _open_at(dir_fd: Optional[int], folder: Path, parts: Sequence[str], name: st
     return os.open(folder.joinpath(*parts, name), flags, 0o666)
 
 
-def _why(exc: OSError) -> str:
+def _why(exc: OSError, *, hint: bool = False) -> str:
     if exc.errno == errno.ELOOP:
         return f"{exc.filename or 'it'} is a symbolic link, which relayviz does not follow inside a trace"
-    return str(exc.strerror or exc)
+    return str(exc.strerror or exc) + (" (check the directory exists and is writable)" if hint else "")
 
 
 def read_bytes(path: PathLike) -> bytes:
