@@ -276,14 +276,27 @@ def _position(draft: Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequenc
     return (vb.size, 2, first)
 
 
+def _rewritten(match: Optional[NodeMatch]) -> bool:
+    """Whether a pair joins calls of two operators (one rewritten into the other)."""
+    return match is not None and bool(match.fields) and match.fields[0].field == "op"
+
+
 def _finish(draft: Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int],
             matches: Mapping[int, NodeMatch]) -> Hunk:
     kind = draft.kind
     sources: List[int] = []
+    rewritten = [a for a in draft.changed if _rewritten(matches.get(a))]
     if kind in ("wrapped", "lowered"):
         sources = draft.moved + draft.sources
     if draft.label is not None:
         label = draft.label
+    elif rewritten and kind in ("inserted", "added", "changed"):
+        label = f"{names(va, rewritten)} → {names(vb, [a2b[a] for a in rewritten])}"
+        if draft.added:
+            label += f", {names(vb, draft.added)} {'inserted' if kind == 'inserted' else 'added'}"
+        kind = "changed"
+    elif rewritten and kind == "replaced":
+        label = f"{names(va, draft.removed + rewritten)} → {names(vb, draft.added + [a2b[a] for a in rewritten])}"
     elif kind == "wrapped":
         assert draft.function is not None
         inner = [a2b[a] for a in draft.moved]
