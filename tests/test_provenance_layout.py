@@ -70,6 +70,16 @@ def test_history_of_a_blocked_convolution_says_it_was_rewritten(prov: Provenance
         assert (event.fields[0].before, event.fields[0].after) == ("nn.conv2d", "nn.contrib_conv2d_NCHWc")
 
 
+def test_each_convolution_becomes_its_blocked_convolution_only(prov: Provenance) -> None:
+    # Forward: of the last snapshot's calls, only its own blocked convolution stems from an
+    # input convolution; the layout transforms put around it compute no part of it.
+    last = prov.view(prov.last)
+    for conv, block in zip(calls(prov, 0, "nn.conv2d"), calls(prov, prov.last, "nn.contrib_conv2d_NCHWc")):
+        ends = [i for i in prov.descendants((0, conv)) if last.kind[last.rank_of[i]] == "Call"
+                and last.op_name(last.rank_of[i]) is not None]
+        assert ends == [block]
+
+
 def test_cli_history_of_nchwc_convolutions(prov: Provenance, capsys: Any) -> None:
     import json
 

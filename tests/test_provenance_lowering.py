@@ -131,3 +131,46 @@ def test_cli_history_of_each_kernel_names_its_operators(prov: Provenance, capsys
         out = json.loads(capsys.readouterr().out)
         got = [sorted(r for r in h["roots"] if view.kind[view.rank_of[r]] == "Call") for h in out["histories"]]
         assert sorted(got) == sorted(wanted), name
+
+
+def test_cli_history_of_an_input_operator_follows_each_call_to_its_kernel(prov: Provenance, capsys: Any) -> None:
+    # The README's example on a full relay.build: the last snapshot calls no nn.conv2d, so the
+    # input module's are followed forward, each to the one kernel that computes it.
+    start = lowering_start(prov)
+    computes: Dict[int, Set[int]] = {}
+    for kernel, (sources, consts, _) in truth(prov).items():
+        for s in sources | consts:
+            for r in call_roots(prov, (start, s), 0):
+                computes.setdefault(r, set()).add(kernel)
+    assert main(["history", str(prov.trace.path), "--op", "nn.conv2d", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["snapshot"]["position"] == 0
+    last = prov.view(prov.last)
+    histories = out["histories"]
+    assert len(histories) == 21
+    for h in histories:
+        conv = h["node"][1]
+        kernels = [i for i in h["descendants"] if (last.op_name(last.rank_of[i]) or "").startswith(PREFIX)]
+        assert kernels == sorted(computes[conv]) and len(kernels) == 1, conv
+    assert main(["history", str(prov.trace.path), "--op", "nn.conv2d"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("becomes ") == 21 and "tvmgen_default_fused_nn_contrib_conv2d_NCHWc" in text
+
+
+def test_cli_history_at_a_pass_or_an_event(prov: Provenance, capsys: Any) -> None:
+    path = str(prov.trace.path)
+    [record] = [r for r in prov.trace.records if r.name == "AlterOpLayout"]
+    span = prov.span(record.index)
+    assert span is not None
+    for at in ("AlterOpLayout", str(record.index)):
+        assert main(["history", path, "--op", "nn.contrib_conv2d_NCHWc", "--at", at, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["snapshot"]["position"] == span[1] and len(out["histories"]) == 21
+        for h in out["histories"]:  # each the rewritten convolution of the input, one kernel on
+            assert h["lineage"][0][0] == 0 and len([i for i in h["descendants"]
+                                                    if str(prov.info((prov.last, i)).name).startswith(PREFIX)]) == 1
+    assert main(["history", path, "--op", "nn.conv2d", "--at", "input", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["snapshot"]["position"] == 0
+    assert main(["history", path, "--op", "nn.conv2d", "--at", "NoSuchPass"]) == 2
+    err = capsys.readouterr().err
+    assert "NoSuchPass" in err and "AlterOpLayout" in err and "Traceback" not in err

@@ -225,6 +225,7 @@ class Provenance:
         self._spans = spans
         self._index: Dict[int, _StepIndex] = {}
         self._roots: Dict[Tuple[int, NodeKey], FrozenSet[int]] = {}
+        self._descendants: Dict[int, Dict[int, List[int]]] = {}
 
     # -- snapshots ------------------------------------------------------------------------------
 
@@ -407,6 +408,43 @@ class Provenance:
                 acc |= self._roots[(at, self.first(origin, at))]
             self._roots[(at, k)] = frozenset(acc)
         return self._roots[(at, start)]
+
+    def descendants(self, key: NodeKey) -> Tuple[int, ...]:
+        """The ids of the last snapshot's nodes that stem from node ``key`` (the nodes whose
+        roots at its position hold it): what it became, down to the kernels that compute it.
+        The node itself, when it reaches the last snapshot."""
+        self._check(key)
+        position, node = key
+        if position == self.last:
+            return (node,)
+        found = self._descendants.get(position)
+        if found is None:
+            found = {}
+            for i in range(len(self.document(self.last)["nodes"])):
+                for r in self.roots((self.last, i), at=position):
+                    found.setdefault(r, []).append(i)
+            self._descendants[position] = found
+        return tuple(found.get(node, ()))
+
+    def position_at(self, at: str) -> int:
+        """The position of the snapshot ``at`` names: ``input`` (the input module), an event's
+        index (the snapshot after it), or a pass's name (the snapshot after its first event on
+        the pipeline). Raises :class:`RelayVizError`, saying what there is, when none fits."""
+        if at == "input":
+            return 0
+        records = [r for r in self.trace.records if self.span(r.index) is not None]
+        if at.isdigit():
+            record = next((r for r in records if r.index == int(at)), None)
+        else:
+            record = next((r for r in records if r.name == at), None)
+        if record is None:
+            changed = dict.fromkeys(s.name for s in self.steps if s.record is not None)
+            raise RelayVizError(f"{self.trace.path}: no pass {at!r} ran on the pipeline's module; give "
+                                f"'input', an event index or a pass, such as those that changed it: "
+                                f"{_some(changed, limit=24)}")
+        span = self.span(record.index)
+        assert span is not None
+        return span[1]
 
     # -- finding nodes ----------------------------------------------------------------------------
 
