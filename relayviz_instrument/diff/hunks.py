@@ -37,7 +37,7 @@ from .lowering import lowered
 from .model import Hunk, NodeMatch
 from .signatures import Labels
 from .graph import VARIADIC_KINDS, CanonicalGraph
-from .wrapping import emptied, wrapped
+from .wrapping import emptied, shared_functions, wrapped
 
 __all__ = ["build_hunks"]
 
@@ -53,6 +53,7 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
     drafts += lowered(va, vb, a2b, b2a, taken_a, taken_b)
     drafts += wrapped(vb, va, b2a, taken_b, taken_a, "wrapped", before_side=False)
     drafts += wrapped(va, vb, a2b, taken_a, taken_b, "unwrapped", before_side=True)
+    drafts += shared_functions(va, vb, a2b, b2a, taken_a, taken_b)
     emptied(va, a2b, drafts, taken_a)
 
     part_a = np.asarray(a2b, dtype=np.int64)
