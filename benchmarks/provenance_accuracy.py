@@ -5,8 +5,9 @@ of the source calls ``relayviz history`` gives, per model and pass kind.
   primitive function it was lowered from and the calls that function holds, in the snapshot
   LowerTensorExpr started from (the k-th kernel of the graph is the k-th such call of ``main``
   in data-flow order; its name, derived from the function's operators, is checked too).
-* **layout** (``relay.optimize`` for AVX2): each ``nn.contrib_conv2d_NCHWc`` of the last
-  snapshot against the one input ``nn.conv2d`` it was rewritten from (the k-th of each).
+* **layout** (``relay.optimize`` for AVX2): each ``nn.contrib_conv2d_NCHWc`` (or depthwise
+  one) of the last snapshot against the one input ``nn.conv2d`` it was rewritten from (the
+  k-th of each).
 
 A found source is right when it is in the true set; precision is right / found, recall right /
 true, summed over every kernel or convolution of the model. Nothing is asserted (the tests
@@ -60,11 +61,12 @@ def layout_pairs(prov: Any) -> List[Tuple[Set[int], Set[int]]]:
     """``(found, true)`` input convolutions of every blocked convolution of the last snapshot."""
     first, last = prov.view(0), prov.view(prov.last)
 
-    def ordered(view: Any, op: str) -> List[int]:
+    def ordered(view: Any, *ops: str) -> List[int]:
         return [view.doc_id[r] for r in sorted(range(view.size), key=view.position.__getitem__)
-                if view.op_name(r) == op]
+                if view.op_name(r) in ops]
 
-    convs, blocked = ordered(first, "nn.conv2d"), ordered(last, "nn.contrib_conv2d_NCHWc")
+    convs = ordered(first, "nn.conv2d")
+    blocked = ordered(last, "nn.contrib_conv2d_NCHWc", "nn.contrib_depthwise_conv2d_NCHWc")
     if len(convs) != len(blocked):
         raise SystemExit(f"{len(convs)} conv2d but {len(blocked)} NCHWc convolutions")
     return [(_calls(first, prov.roots((prov.last, b)), "nn.conv2d"), {c}) for c, b in zip(convs, blocked)]
