@@ -77,6 +77,9 @@ def test_alter_op_layout_changes_the_calls_whose_layout_changed(alter_op_layout)
     assert pairs == {("nn.conv2d", "nn.contrib_conv2d_NCHWc"): calls_a["nn.conv2d"],
                      ("nn.dense", "nn.contrib_dense_pack"): 1}
     assert calls_a["nn.conv2d"] == calls_b["nn.contrib_conv2d_NCHWc"] == 53
+    # The operator counts still say what the pass did to them.
+    assert result.op_delta["nn.conv2d"] == -53 and result.op_delta["nn.contrib_conv2d_NCHWc"] == 53
+    assert result.op_delta["nn.dense"] == -1 and result.op_delta["nn.contrib_dense_pack"] == 1
     changed = Counter(op_name(a, m.before) for m in result.changed)
     assert changed["nn.relu"] == calls_a["nn.relu"] == 50  # every relu: NCHW -> NCHW16c
     assert changed["add"] >= 50 and changed["multiply"] >= 16
