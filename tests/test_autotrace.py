@@ -235,3 +235,51 @@ def test_relayviz_run_refuses_a_trace_directory_that_is_not_empty(tmp_path: Path
     assert done.returncode == 2 and b"ran" not in done.stdout
     assert done.stderr.decode().count("\n") == 1 and "not empty" in done.stderr.decode()
 
+
+#: A child project of three tests: a relay.build, a pass in a context of its own that then fails
+#: an assertion, and a test that never touches TVM.
+CHILD_TESTS = textwrap.dedent("""\
+    import tvm
+    from tvm import relay
+
+    def _mod():
+        x = relay.var("x", shape=(4,))
+        return tvm.IRModule.from_expr(relay.Function([x], relay.add(x, relay.const(1.0) + relay.const(2.0))))
+
+    def test_builds():
+        relay.build(_mod(), target="llvm -mtriple=x86_64-linux-gnu")
+
+    def test_folds_then_fails():
+        with tvm.transform.PassContext(opt_level=3):
+            relay.transform.FoldConstant()(relay.transform.InferType()(_mod()))
+        assert False, "on purpose"
+
+    def test_arithmetic():
+        assert 1 + 1 == 2
+""")
+
+
+def test_pytest_option_traces_each_test_into_its_folder(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "test_child.py").write_text(CHILD_TESTS)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--relayviz-trace",
+                           "D", "test_child.py"], cwd=tmp_path, env=_env(), capture_output=True, text=True)
+    assert done.returncode == 1 and "1 failed, 2 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
+    shown = subprocess.run([sys.executable, "-m", "relayviz_instrument", "show", "D", "--json"], cwd=tmp_path,
+                           env=_env(), capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    tests = {t["test"]: t for t in json.loads(shown.stdout)["tests"]}
+    assert list(tests) == [f"test_child.py::{name}" for name in ("test_builds", "test_folds_then_fails",
+                                                                  "test_arithmetic")]
+    assert [t["outcome"] for t in tests.values()] == ["passed", "failed", "passed"]
+    built = load_trace(tmp_path / "D" / tests["test_child.py::test_builds"]["folder"])
+    assert any(r.ir == "graph_executor" for r in built.records) and "FuseOps" in {r.name for r in built.records}
+    folded = load_trace(tmp_path / "D" / tests["test_child.py::test_folds_then_fails"]["folder"])
+    assert [r.name for r in folded.records if r.depth == 1] == ["InferType", "FoldConstant"]
+    assert [c["parent"] for c in folded.contexts] == [None, 0]
+    assert tests["test_child.py::test_arithmetic"]["events"] == 0
+    assert all(t["events"] == len(load_trace(tmp_path / "D" / t["folder"]).records) for t in tests.values())
+    table = subprocess.run([sys.executable, "-m", "relayviz_instrument", "show", "D"], cwd=tmp_path, env=_env(),
+                           capture_output=True, text=True)
+    assert "3 tests traced" in table.stdout and "test_folds_then_fails" in table.stdout
