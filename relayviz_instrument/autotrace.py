@@ -213,13 +213,17 @@ def _wrap_build(tracing: _Tracing, module_name: str, module: ModuleType) -> None
             tracing.trace.record_built(built)
         return built
 
-    holders = [module] + [sys.modules[p] for p in _REEXPORTS.get(module_name, ()) if p in sys.modules]
-    replaced = [h for h in holders if getattr(h, attribute, None) is original]
-    for holder in replaced:
-        setattr(holder, attribute, traced)
+    def holders() -> List[ModuleType]:
+        # found again when undone: a package still importing when the function was wrapped (tvm.relay
+        # while tvm.relay.build_module ran) binds the wrapper later, and must get the original back
+        return [module] + [sys.modules[p] for p in _REEXPORTS.get(module_name, ()) if p in sys.modules]
+
+    for holder in holders():
+        if getattr(holder, attribute, None) is original:
+            setattr(holder, attribute, traced)
 
     def undo() -> None:
-        for holder in replaced:
+        for holder in holders():
             if getattr(holder, attribute, None) is traced:
                 setattr(holder, attribute, original)
 

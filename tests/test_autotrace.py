@@ -283,3 +283,38 @@ def test_pytest_option_traces_each_test_into_its_folder(tmp_path: Path) -> None:
     table = subprocess.run([sys.executable, "-m", "relayviz_instrument", "show", "D"], cwd=tmp_path, env=_env(),
                            capture_output=True, text=True)
     assert "3 tests traced" in table.stdout and "test_folds_then_fails" in table.stdout
+
+
+#: Two traces one after the other in one process (as pytest --relayviz-trace makes them), Relay
+#: first imported while the first is active.
+TWO_TRACES_SCRIPT = textwrap.dedent("""\
+    import sys
+    from relayviz_instrument import autotrace
+
+    def build():
+        x = relay.var("x", shape=(4,))
+        relay.build(tvm.IRModule.from_expr(relay.Function([x], relay.add(x, x))),
+                    target="llvm -mtriple=x86_64-linux-gnu")
+
+    autotrace.start(sys.argv[1] + "/a")
+    import tvm
+    from tvm import relay
+    build()
+    first = autotrace.stop()
+    autotrace.start(sys.argv[1] + "/b")
+    build()
+    second = autotrace.stop()
+    build()
+    print([sum(r.ir == "graph_executor" for r in t.records) for t in (first, second)],
+          relay.build is relay.build_module.build, tvm.transform.PassContext.__init__.__module__)
+""")
+
+
+def test_each_trace_of_a_process_records_its_builds_and_stopping_takes_every_patch_away(tmp_path: Path) -> None:
+    script = tmp_path / "two.py"
+    script.write_text(TWO_TRACES_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], cwd=tmp_path, env=_env(), capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "[1, 1] True tvm.ir.transform\n"
+    assert [len(load_trace(tmp_path / t).records) > 0 for t in "ab"] == [True, True]
