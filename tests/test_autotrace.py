@@ -318,3 +318,14 @@ def test_each_trace_of_a_process_records_its_builds_and_stopping_takes_every_pat
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout == "[1, 1] True tvm.ir.transform\n"
     assert [len(load_trace(tmp_path / t).records) > 0 for t in "ab"] == [True, True]
+
+
+def test_relayviz_run_runs_a_module_with_its_own_options(tmp_path: Path) -> None:
+    (tmp_path / "nested_helpers.py").write_text(NESTED_SCRIPT.replace("sys.argv[1]", "sys.argv[2]"))
+    done = subprocess.run([sys.executable, "-m", "relayviz_instrument", "run", "-o", str(tmp_path / "T"), "-m",
+                           "nested_helpers", "--tir", str(tmp_path / "own")], cwd=tmp_path, env=_env(),
+                          capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    trace = load_trace(tmp_path / "T")
+    assert [c["parent"] for c in trace.contexts] == [None, 0, 1, 2]
+    assert trace.header["options"]["tir"] is False  # --tir after the module is the module's argument

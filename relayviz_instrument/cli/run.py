@@ -36,7 +36,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                         help="the trace directory (new or empty; default: a new relayviz-trace/<timestamp>/)")
     parser.add_argument("--tir", action="store_true", help="also snapshot modules that hold only TIR")
     parser.add_argument("--passes", metavar="RE", help="snapshot only passes whose name matches RE (re.search)")
-    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m MODULE does")
+    parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ARGS",
+                        help="run a module with the arguments after it, as python -m MODULE ARGS does")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     parser.set_defaults(func=run)
 
@@ -45,8 +46,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
-    if args.module:
-        command = [sys.executable, "-m", args.module, *command]
+    if args.module is not None:
+        if not args.module or command:
+            raise RelayVizUsageError("relayviz run: -m takes a module and its arguments, and no command after --")
+        command = [sys.executable, "-m", *args.module]
     elif not command:
         raise RelayVizUsageError("relayviz run: no command; write it after --: relayviz run -- python script.py")
     elif command[0].endswith(".py"):
