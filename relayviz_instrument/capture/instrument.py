@@ -39,7 +39,7 @@ from .._version import __version__
 from ..errors import (CompilationInterrupted, RelayVizDependencyError, RelayVizError, RelayVizSerializeError,
                       RelayVizTraceError, RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
-from ..serialize.values import dict_attrs_items, field, object_key
+from ..serialize.reflection import dict_attrs_items, field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts

@@ -27,8 +27,11 @@ import orjson
 from ..errors import RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, new_document
 from .tir import TirSerializer
-from .values import (GenerationalCache, attr_value, attrs_to_json, dim_value, object_key, prim_dtype, scalar_json,
-                     tensor_value, type_key)
+from .attributes import attr_value, attrs_to_json
+from .cache import GenerationalCache
+from .reflection import object_key, type_key
+from .tensors import scalar_json, tensor_value
+from .tir_text import dim_value, prim_dtype
 from .walk import Expansion, Walk, leaf, typed
 
 __all__ = ["RelaxSerializer", "relax_type"]

@@ -20,11 +20,15 @@ from tvm import relay
 
 from ..errors import RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, new_document
-from .values import (GenerationalCache, attr_value, attrs_to_json, dict_attrs_items, dim_value, items, object_key,
-                     tensor_value, type_to_json, virtual_device_to_json)
+from .attributes import attr_value, attrs_to_json
+from .cache import GenerationalCache
 # Fields are read through NodeGetAttr, never for Python properties such as ``Var.name_hint``:
 # the expansions read several fields of every new node.
-from .values import field as _field
+from .reflection import dict_attrs_items, items, masked_text, object_key
+from .reflection import field as _field
+from .tensors import tensor_value
+from .tir_text import dim_value
+from .types import type_to_json
 from .walk import Expansion as _Expansion, Walk as _Walk, leaf as _leaf, typed as _typed
 
 __all__ = ["RelaySerializer"]
@@ -176,7 +180,7 @@ class RelaySerializer:
         """Add the expression's virtual device (set by PlanDevices), unless unconstrained."""
         device = expr.virtual_device_
         if device is not None:
-            jdevice = self._attrs.get(device, virtual_device_to_json)
+            jdevice = self._attrs.get(device, _virtual_device_json)
             if jdevice:
                 node["virtual_device"] = jdevice
 
@@ -329,6 +333,23 @@ def _op_node(walk: _Walk, key: Tuple[str, bytes], attrs: Optional[Dict[str, Any]
             node["attrs"] = attrs
         return node
     return walk.shared(("Op",) + key, make)
+
+
+def _virtual_device_json(device: Any) -> Dict[str, Any]:
+    """A ``VirtualDevice`` as ``{device_type, virtual_device_id, target, memory_scope}``.
+
+    Only the constrained parts are written; a fully unconstrained device gives ``{}``.
+    """
+    out: Dict[str, Any] = {}
+    if int(device.device_type_int) != -1:
+        out["device_type"] = int(device.device_type_int)
+    if int(device.virtual_device_id) != -1:
+        out["virtual_device_id"] = int(device.virtual_device_id)
+    if device.target is not None:
+        out["target"] = masked_text(device.target)
+    if str(device.memory_scope):
+        out["memory_scope"] = str(device.memory_scope)
+    return out
 
 
 def _type_definitions(mod: tvm.IRModule) -> Dict[str, Any]:

@@ -22,8 +22,11 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional
 
 from ..format import SMALL_TENSOR_ELEMENTS, new_document
-from .values import (GenerationalCache, attrs_to_json, dim_value, field, items, object_key, optional_field,
-                     prim_dtype, scalar_json, type_key)
+from .attributes import attrs_to_json
+from .cache import GenerationalCache
+from .reflection import field, items, object_key, optional_field, type_key
+from .tensors import scalar_json
+from .tir_text import dim_value, prim_dtype
 from .walk import Expansion, Walk, leaf
 
 __all__ = ["TirSerializer", "buffer_json", "primfunc_signature"]
@@ -92,7 +95,7 @@ class TirSerializer:
         self.tir_bodies = tir_bodies
         self._expansions: GenerationalCache[Expansion] = GenerationalCache()
         self._texts: GenerationalCache[str] = GenerationalCache()
-        #: The text of sub-expressions, for :func:`~relayviz_instrument.serialize.values.prim_text`.
+        #: The text of sub-expressions, for :func:`~relayviz_instrument.serialize.tir_text.prim_text`.
         self._subtexts: GenerationalCache[str] = GenerationalCache()
         #: Attributes and annotations by object (a PrimFunc's print its target, a long text).
         self._attrs: GenerationalCache[Dict[str, Any]] = GenerationalCache()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Sequence, Tuple
 
-from .values import object_key
+from .reflection import object_key
 
 __all__ = ["Expansion", "leaf", "typed", "Walk"]
 
