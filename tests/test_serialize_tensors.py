@@ -18,7 +18,7 @@ from relayviz_instrument.serialize import tensors
 from relayviz_instrument.serialize.tensors import scalar_json, tensor_value
 
 
-def tvm_tensor(array: np.ndarray) -> Any:
+def tvm_tensor(array: np.ndarray[Any, Any]) -> Any:
     """A host TVM tensor holding ``array`` (``tvm.nd.array`` before TVM 0.2x)."""
     return tvm.runtime.tensor(array) if hasattr(tvm.runtime, "tensor") else tvm.nd.array(array)
 
@@ -66,7 +66,7 @@ def test_non_finite_values_are_strings() -> None:
 def test_digests_identify_dtype_shape_and_values() -> None:
     base = np.arange(100, dtype="float32")
 
-    def digest(array: np.ndarray) -> str:
+    def digest(array: np.ndarray[Any, Any]) -> str:
         value, _ = tensor_value(tvm_tensor(np.ascontiguousarray(array)))
         return str(value["digest"])
 

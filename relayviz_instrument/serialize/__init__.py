@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import Any, Dict, Protocol
+from typing import Any, Dict, Protocol, Tuple
 
 from ..errors import RelayVizDependencyError, RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, encode
@@ -83,7 +83,9 @@ def serializer_for(ir: str, *, full_values: bool = False, small_elements: int = 
         found = importlib.import_module(f"{__name__}.{module}")
     except ImportError as exc:
         raise RelayVizDependencyError(f"the installed TVM cannot serialize {ir} modules: {exc}") from None
-    return getattr(found, cls)(full_values=full_values, small_elements=small_elements, tir_bodies=tir_bodies)
+    serializer: Serializer = getattr(found, cls)(full_values=full_values, small_elements=small_elements,
+                                                 tir_bodies=tir_bodies)
+    return serializer
 
 
 def to_relayviz(obj: Any, *, full_values: bool = False,
@@ -111,7 +113,7 @@ def to_relayviz(obj: Any, *, full_values: bool = False,
         "(Relay, Relax or TIR)")
 
 
-def _expression_classes(tvm: Any) -> tuple:
+def _expression_classes(tvm: Any) -> Tuple[type, ...]:
     # Relay's and Relax's expressions derive from RelayExpr (TVM <= 0.19); TVM 0.2x has one ir.Expr.
     return tuple(c for c in (getattr(tvm.ir, "RelayExpr", None), getattr(tvm.ir, "Expr", None), tvm.ir.BaseFunc)
                  if isinstance(c, type))

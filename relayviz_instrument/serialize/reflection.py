@@ -51,9 +51,10 @@ def _tvm_ffi() -> Any:
 # containers and NDArray came from tvm-ffi (``Array``, ``Map``, ``Tensor``), attributes lost
 # ``keys()``. The classes of both generations are looked up once, here; a class missing from
 # the installed TVM is an empty tuple, which ``isinstance`` never matches.
-def classes(*names: str, root: Any = tvm) -> Tuple[type, ...]:
+def classes(*names: str, root: Any = tvm) -> Tuple[Any, ...]:
     """The classes at the dotted paths under ``root`` (``tvm``) that this TVM has, for
-    ``isinstance``: a class this TVM lacks is left out (an empty tuple matches nothing)."""
+    ``isinstance``: a class this TVM lacks is left out (an empty tuple matches nothing).
+    Typed ``Any``: TVM's classes are dynamic, an object they match has any attribute."""
     found = []
     for name in names:
         obj: Any = root
@@ -66,7 +67,7 @@ def classes(*names: str, root: Any = tvm) -> Tuple[type, ...]:
     return tuple(found)
 
 
-def _ffi_classes(*names: str) -> Tuple[type, ...]:
+def _ffi_classes(*names: str) -> Tuple[Any, ...]:
     ffi = _tvm_ffi()
     return () if ffi is None else classes(*names, root=ffi)
 
@@ -90,7 +91,7 @@ def _object_key() -> Callable[[Any], int]:
     Python class hashes by structure (types) or not at all. TVM 0.2x objects (tvm-ffi) tell
     their address themselves (``__chandle__``); older ones through ``ObjectPtrHash``."""
     ffi = getattr(tvm.runtime, "_ffi_api", None)
-    pointer_hash = getattr(ffi, "ObjectPtrHash", None)
+    pointer_hash: Optional[Callable[[Any], int]] = getattr(ffi, "ObjectPtrHash", None)
     if pointer_hash is not None:
         return pointer_hash
     return lambda obj: obj.__chandle__()
@@ -113,8 +114,8 @@ _NODE_GET_ATTR = _node_get_attr()
 #: failed Python lookup first on TVMs before 0.20. Only for fields, never for properties.
 field: Callable[[Any, str], Any] = _NODE_GET_ATTR if _NODE_GET_ATTR is not None else getattr
 _ARRAY_API = getattr(tvm.runtime, "_ffi_api", None) if _NODE_GET_ATTR is not None else None
-_ARRAY_SIZE = getattr(_ARRAY_API, "ArraySize", None)
-_ARRAY_ITEM = getattr(_ARRAY_API, "ArrayGetItem", None)
+_ARRAY_SIZE: Any = getattr(_ARRAY_API, "ArraySize", None)
+_ARRAY_ITEM: Any = getattr(_ARRAY_API, "ArrayGetItem", None)
 
 
 def items(array: Any) -> List[Any]:
@@ -149,8 +150,8 @@ def optional_field(obj: Any, name: str) -> Any:
     way = _WAYS.get((cls, name))
     if way is None:
         way = _way(obj, name)
-    if way == _REFLECTED:
-        return _NODE_GET_ATTR(obj, name)  # type: ignore[misc]
+    if way == _REFLECTED:  # only before TVM 0.20, where ``field`` is NodeGetAttr
+        return field(obj, name)
     return getattr(obj, name, None) if way == _PYTHON else None
 
 

@@ -56,7 +56,7 @@ def tensor_value(array: Any, *, full_values: bool = False,
     return {"array_shape": shape, "digest": digest_parts(header, data)}, dtype
 
 
-def _to_numpy(array: Any) -> np.ndarray:
+def _to_numpy(array: Any) -> np.ndarray[Any, Any]:
     data = _shared_memory(array)
     if data is None:
         data = array.numpy() if hasattr(array, "numpy") else np.asarray(array)
@@ -65,7 +65,7 @@ def _to_numpy(array: Any) -> np.ndarray:
     return data
 
 
-def _shared_memory(array: Any) -> Optional[np.ndarray]:
+def _shared_memory(array: Any) -> Optional[np.ndarray[Any, Any]]:
     """A NumPy view of a host tensor's own memory (DLPack), where ``numpy()`` would copy it:
     the weights of a ResNet-50 are read again after every pass that makes new ones. ``None``
     when the tensor cannot be viewed as the dtype it names (a device tensor, ``bool`` on TVM
