@@ -18,7 +18,7 @@ SHELL       := /bin/bash
 # pip's notes about this machine's local index mirrors are noise; keep real errors.
 QUIET_PIP   := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup system-packages demo test bench fuzz scale schema snapshots web clean
+.PHONY: setup system-packages demo lint test bench fuzz scale schema snapshots web clean
 
 setup: $(STAMP) $(STAMP_RELAX) system-packages
 
@@ -39,7 +39,7 @@ system-packages:
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt requirements-relay.txt
 	@test -x $(PY) || { py="$$(tools/find-python 3.10)"; echo "creating $(VENV) with $$py"; "$$py" -m venv $(VENV); }
-	$(PY) -m pip install --quiet -c constraints.txt -r requirements-relay.txt -e ".[test,all]" 2>&1 | $(QUIET_PIP)
+	$(PY) -m pip install --quiet -c constraints.txt -r requirements-relay.txt -e ".[test,all,lint]" 2>&1 | $(QUIET_PIP)
 	$(PY) -c "import tvm, tvm.relay, relayviz_instrument; print('tvm', tvm.__version__, 'with Relay: ok')"
 	@touch $(STAMP)
 
@@ -52,9 +52,15 @@ $(STAMP_RELAX): setup.cfg pyproject.toml constraints-relax.txt requirements-rela
 demo: setup
 	$(VENV)/bin/relayviz demo
 
+# ruff and mypy as pyproject.toml configures them, in the Relay leg's environment (the `lint`
+# extra); `make test`, hence CI, runs it first.
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
 # The suite runs in both legs (tests that need one IR are skipped, with the reason, in the
 # other); the last lines say how many tests ran in each.
-test: setup
+test: setup lint
 	@logs="$$(mktemp -d)"; status=0; \
 	echo "== Relay leg ($(VENV)) =="; \
 	$(PY) -m pytest $(PYTEST_ARGS) 2>&1 | tee "$$logs/relay" || status=1; \
@@ -103,4 +109,4 @@ schema: setup
 	$(PY) -c "from relayviz_instrument.format.schema import write_schema; write_schema()"
 
 clean:
-	rm -rf $(VENV) $(VENV_RELAX) build *.egg-info .pytest_cache relayviz-trace test-artifacts
+	rm -rf $(VENV) $(VENV_RELAX) build *.egg-info .pytest_cache .mypy_cache .ruff_cache relayviz-trace test-artifacts

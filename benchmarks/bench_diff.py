@@ -39,10 +39,10 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from diffgraphs import conv_bn_relu_chain, fold_constant_chain, mutate, replace_half, synthetic  # noqa: E402
-from legacy_diff import diff as old_diff  # noqa: E402
+from diffgraphs import conv_bn_relu_chain, fold_constant_chain, mutate, replace_half, synthetic
+from legacy_diff import diff as old_diff
 
-from relayviz_instrument.diff import diff, index_document  # noqa: E402
+from relayviz_instrument.diff import diff, index_document
 
 Doc = Dict[str, Any]
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from relayviz_instrument import to_relayviz
 from relayviz_instrument.diff import diff
@@ -45,7 +45,9 @@ def fused(model: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
 
 
 def output(fmt: str, where: Path, n: int) -> Path:
-    return where / (f"{fmt}{n}.json" if fmt == "model-explorer" else f"{fmt}{n}" + ("" if fmt == "tensorboard" else f".{fmt}"))
+    if fmt == "model-explorer":
+        return where / f"{fmt}{n}.json"
+    return where / (f"{fmt}{n}" + ("" if fmt == "tensorboard" else f".{fmt}"))
 
 
 def main() -> None:

@@ -142,7 +142,8 @@ def main() -> None:
     mod = meter.stage("build", name, lambda: anf_program(args.lets))
     from relayviz_instrument import to_relayviz
 
-    doc = meter.stage("serialize", name, lambda: to_relayviz(mod))
+    # the lambda runs inside stage(), before the `del` below (which ruff reads first)
+    doc = meter.stage("serialize", name, lambda: to_relayviz(mod))  # noqa: F821
     if doc is not None:
         print(f"  ({len(doc['nodes']):,} nodes)")
         _document_stages(meter, name, doc, args.diff_budget)

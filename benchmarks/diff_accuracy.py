@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from diffgraphs import accuracy_corpus, accuracy_rows, synthetic  # noqa: E402
-from test_diff_accuracy import relay_testing_sources  # noqa: E402
+from diffgraphs import accuracy_corpus, accuracy_rows, synthetic
+from test_diff_accuracy import relay_testing_sources
 
 
 def main() -> None:

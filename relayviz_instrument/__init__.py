@@ -19,9 +19,10 @@ from .analysis.alignment import AlignedPass, Alignment, align
 from .views.comparison import FileComparison, TraceComparison, compare_files, compare_traces
 from .diff import DIFF_VERSION, GraphDiff, diff
 from .views.diff_tree import DiffView, OpDeltaTable
-from .errors import (CompilationInterrupted, GraphJSONError, RelayVizDependencyError, RelayVizError, RelayVizExportError,
-                     RelayVizFormatError, RelayVizIOError, RelayVizSerializeError, RelayVizTraceError,
-                     RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning, UnknownNodeKindWarning)
+from .errors import (CompilationInterrupted, GraphJSONError, RelayVizDependencyError, RelayVizError,
+                     RelayVizExportError, RelayVizFormatError, RelayVizIOError, RelayVizSerializeError,
+                     RelayVizTraceError, RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning,
+                     UnknownNodeKindWarning)
 from .export import export, write_netron
 from .format import FORMAT, VERSION, load, loads, validate
 from .graph_json.summary import GraphSummary, summarize_graph

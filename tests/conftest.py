@@ -214,3 +214,25 @@ def mlp_optimized(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
             relay.optimize(mod, target="llvm -mtriple=x86_64-linux-gnu", params=params)
         out[name] = root / name
     return out
+
+
+# -- real Relax models (tvm.relax.frontend.nn, and PyTorch through torch.export) -------------------
+
+@pytest.fixture(scope="session")
+def relax_llama() -> Any:
+    """The Llama-shaped decoder of ``relayviz_instrument.demo.relax_models`` (4 layers,
+    random weights bound), made once per session."""
+    pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
+    from relayviz_instrument.demo.relax_models import relax_workload
+
+    return relax_workload("llama")
+
+
+@pytest.fixture(scope="session")
+def torch_resnet18() -> Any:
+    """ResNet-18 exported from PyTorch with ``torch.export`` and imported into Relax, made once
+    per session (the export and import take about 20 s here)."""
+    pytest.importorskip("torch", reason="needs PyTorch (installed in the .venv-relax leg)")
+    from relayviz_instrument.demo.relax_models import relax_workload
+
+    return relax_workload("resnet18")

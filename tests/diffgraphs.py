@@ -374,7 +374,8 @@ def _edit_swap(graph: Graph, rng: random.Random) -> bool:
     """The two arguments of a call swapped (of one type, and distinct)."""
     calls = [uid for uid in _tensor_calls(graph) if len(graph.nodes[uid]["args"]) == 2
              and len(set(graph.nodes[uid]["args"])) == 2
-             and graph.nodes[graph.nodes[uid]["args"][0]].get("type") == graph.nodes[graph.nodes[uid]["args"][1]].get("type")]
+             and (graph.nodes[graph.nodes[uid]["args"][0]].get("type")
+                  == graph.nodes[graph.nodes[uid]["args"][1]].get("type"))]
     if not calls:
         return False
     graph.nodes[rng.choice(calls)]["args"].reverse()

@@ -123,6 +123,17 @@ def _run_dir(tmp_path: Path, limit: int) -> str:
     return next(p.name for p in (tmp_path / "runs").iterdir() if p.name.endswith(f"-limit-{limit}"))
 
 
+def test_a_found_result_made_without_its_failing_limit_still_names_the_pass() -> None:
+    from relayviz_instrument.store import PassRecord
+    from relayviz_instrument.views.bisection import FOUND, BisectResult
+
+    culprit = PassRecord(index=7, name="FoldScaleAxis", depth=2, opt_level=3, bisect=3)
+    console = Console(width=200, color_system=None, record=True)
+    console.print(BisectResult(["python", "check.py"], FOUND, [], 5, culprit=culprit))
+    found = [line for line in console.export_text().splitlines() if line.startswith("found: ")]
+    assert found == ["found: pass event #7 FoldScaleAxis (skippable pass 3; opt_level 3) makes the command fail"]
+
+
 def test_bisect_says_when_the_command_passes_with_every_pass(tmp_path):
     done = _bisect(tmp_path, "right")
     assert done.returncode == 1

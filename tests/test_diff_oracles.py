@@ -15,7 +15,7 @@ import tvm.relay.testing
 from tvm import relay
 
 from relayviz_instrument import to_relayviz
-from relayviz_instrument.diff import GraphDiff, diff  # noqa: E402
+from relayviz_instrument.diff import GraphDiff, diff
 
 Pair = Tuple[Dict[str, Any], Dict[str, Any], GraphDiff]
 

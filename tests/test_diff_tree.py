@@ -68,7 +68,7 @@ def test_groups_of_equal_hunks_show_one_with_a_count() -> None:
     for builder, fold in ((a, False), (b, True)):
         x = builder.var("x")
         outs = []
-        for i in range(3):
+        for _ in range(3):
             if fold:
                 scale = builder.const(6.0)
             else:

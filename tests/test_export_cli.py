@@ -66,7 +66,8 @@ def test_a_missing_extra_names_the_extra_to_install(fmt, base, tmp_path):
 
 def test_view_without_model_explorer_names_the_extra(base):
     source, _ = snapshot(base, "mlp")
-    hide = "import sys; sys.modules['model_explorer'] = None; from relayviz_instrument.cli import main; sys.exit(main())"
+    hide = ("import sys; sys.modules['model_explorer'] = None; from relayviz_instrument.cli import main; "
+            "sys.exit(main())")
     done = subprocess.run([sys.executable, "-c", hide, "view", str(source), "--no-browser"], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -38,7 +38,8 @@ def _manifest(path: Path) -> List[Dict]:
 
 def _begun_and_ended(path: Path) -> Tuple[set, set]:
     lines = _manifest(path)
-    return ({l["index"] for l in lines if l["type"] == "begin"}, {l["index"] for l in lines if l["type"] == "end"})
+    return ({line["index"] for line in lines if line["type"] == "begin"},
+            {line["index"] for line in lines if line["type"] == "end"})
 
 
 def _show(path: Path) -> str:
@@ -372,31 +373,47 @@ def test_a_directory_already_holding_a_trace_is_refused_and_left_as_it_was(tmp_p
 
 
 def test_processes_racing_for_one_directory_never_interleave(tmp_path):
+    # A real barrier: each child makes its trace, reports ready (a file named by its pid), and
+    # waits for the release; the parent releases them only once all four are waiting, so all
+    # four enter the pass context (and create the directory) together however slow the machine.
     script = _script(tmp_path, """
         import time
-        go = sys.argv[2]
-        while not os.path.exists(go):
-            time.sleep(0.001)
+        from pathlib import Path
+        ready, go = Path(sys.argv[2]), Path(sys.argv[3])
         trace = RelayVizTrace(sys.argv[1])
         seq = tvm.transform.Sequential([relay.transform.InferType(), relay.transform.SimplifyInference(),
                                         relay.transform.FoldConstant(), relay.transform.FuseOps()])
+        released_before_ready = go.exists()
+        (ready / str(os.getpid())).write_text("")
+        while not go.exists():
+            time.sleep(0.001)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
                 seq(mod)
         print(json.dumps({"complete": trace.complete, "records": len(trace.records),
-                          "warnings": [str(w.message) for w in caught]}))
+                          "waited": not released_before_ready, "warnings": [str(w.message) for w in caught]}))
     """)
-    go = tmp_path / "go"
-    children = [subprocess.Popen([sys.executable, str(script), str(tmp_path / "t"), str(go)],
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    ready.mkdir()
+    children = [subprocess.Popen([sys.executable, str(script), str(tmp_path / "t"), str(ready), str(go)],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    time.sleep(3)  # let them all import TVM and wait at the barrier
+    deadline = time.monotonic() + 240
+    while len(list(ready.iterdir())) < len(children):
+        died = [child.returncode for child in children if child.poll() is not None]
+        assert not died, f"a child exited before the barrier: {died}"
+        assert time.monotonic() < deadline, "the children never all reached the barrier"
+        time.sleep(0.01)
+    # Every child is waiting, and none has touched the contested directory yet.
+    assert sorted(int(p.name) for p in ready.iterdir()) == sorted(child.pid for child in children)
+    assert not (tmp_path / "t").exists()
     go.write_text("")
     results = []
     for child in children:
         out, err = child.communicate(timeout=300)
         assert child.returncode == 0, err
         results.append(json.loads(out.splitlines()[-1]))
+    assert all(r["waited"] for r in results)
     winners = [r for r in results if r["complete"]]
     losers = [r for r in results if not r["complete"]]
     assert len(winners) == 1 and len(losers) == 3

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, List, Tuple
 
 import orjson
 import pytest
@@ -107,7 +107,8 @@ def damaged_values(draw: Any, seed: Any) -> Any:
         if how == "delete" and path:
             value = _delete(value, path)
         elif how == "reference" and path:
-            count = len(value.get("nodes", [])) if isinstance(value, dict) and isinstance(value.get("nodes"), list) else 3
+            listed = isinstance(value, dict) and isinstance(value.get("nodes"), list)
+            count = len(value["nodes"]) if listed else 3
             node = path[1] if len(path) > 1 and path[0] == "nodes" and isinstance(path[1], int) else 0
             value = _set(value, path, draw(st.sampled_from([count, count + 7, -1, node, node + 1, 2**40])))
         elif how == "duplicate" and len(path) > 1 and isinstance(path[-1], int):

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relayviz_instrument import (GraphJSONError, RelayVizFormatError, RelayVizIOError, dumps, from_graph_json, read_document,
-                                 validate)
+from relayviz_instrument import (GraphJSONError, RelayVizFormatError, RelayVizIOError, dumps, from_graph_json,
+                                 read_document, validate)
 from relayviz_instrument.format import encode, new_document
 from relayviz_instrument.graph_json import format_attr_value, param_names, parse_attr_value
 
@@ -146,7 +146,7 @@ def test_entry_ids_follow_node_row_ptr_through_a_multi_output_node():
     assert split["type"] == {"kind": "tuple", "fields": [
         {"dtype": "float32", "shape": lists["shape"][rows[1] + k]} for k in range(3)]}
     args = [doc["nodes"][a] for a in concat["args"]]
-    for k, (entry, arg) in enumerate(zip(graph["nodes"][3]["inputs"], args)):
+    for entry, arg in zip(graph["nodes"][3]["inputs"], args):
         nid, index = entry[0], entry[1]
         if nid == 1:
             assert arg["node_kind"] == "TupleGetItem" and doc["nodes"][arg["tuple_value"]] is split
@@ -221,7 +221,7 @@ def test_graphs_built_by_tvm(built, request):
     validate(doc)
     rows, lists = _entry_lists(graph)
     by_node = _by_graph_node(doc)
-    for nid, raw in enumerate(graph["nodes"]):
+    for nid in range(len(graph["nodes"])):
         node, eid = by_node[nid], rows[nid]
         ty = node["type"] if node["node_kind"] == "Call" else {"dtype": node["dtype"], "shape": node["shape"]}
         assert ty == {"dtype": lists["dltype"][eid], "shape": lists["shape"][eid]}

@@ -19,7 +19,8 @@ from relayviz_instrument.html_report import write_html_report
 from relayviz_instrument.analysis.provenance import provenance
 from relayviz_instrument.store import load_trace
 
-ARTIFACTS = Path(os.environ.get("RELAYVIZ_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts")) / "browser"
+ARTIFACTS = Path(os.environ.get("RELAYVIZ_ARTIFACTS",
+                                Path(__file__).resolve().parent.parent / "test-artifacts")) / "browser"
 
 pytestmark = pytest.mark.slow
 

@@ -164,6 +164,23 @@ def test_page_is_self_contained_deterministic_and_escapes_the_data(tmp_path: Pat
     assert out.read_bytes() == page
 
 
+def test_a_trace_kept_in_memory_gets_its_report() -> None:
+    import tvm
+    import tvm.relay.testing
+    from tvm import relay
+
+    from relayviz_instrument.capture import RelayVizTrace
+
+    mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    live = RelayVizTrace(False)
+    with tvm.transform.PassContext(opt_level=3, instruments=[live]):
+        relay.optimize(mod, target="llvm -mtriple=x86_64-linux-gnu", params=params)
+    data = report_data(live)
+    assert data["trace"]["name"] == "(in memory)" and data["trace"]["complete"]
+    assert [p["i"] for p in data["passes"]] == [r.index for r in live.records]
+    assert any("graph" in p for p in data["passes"])
+
+
 def test_the_asset_records_the_bundled_packages_and_their_licences() -> None:
     script = (ASSETS / "viewer.js").read_text(encoding="utf-8")
     assert (ASSETS / "viewer.css").is_file()

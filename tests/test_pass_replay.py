@@ -140,7 +140,7 @@ def test_replay_of_a_kept_pass_runs_it_under_the_recorded_config_and_compares_ou
     for line in lines:
         if line.get("replay"):
             line["replay"]["context"]["config"] = {}
-    (tmp_path / "t" / "manifest.jsonl").write_bytes(b"".join(orjson.dumps(l) + b"\n" for l in lines))
+    (tmp_path / "t" / "manifest.jsonl").write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     result = replay_event(tmp_path / "t", fuse.index)
     assert result.status == DIFFERS and result.outcome == "the pass succeeds, with another output than recorded"
     assert not result.comparison.same
@@ -169,7 +169,7 @@ def test_a_pass_defined_in_python_cannot_be_made_from_its_name_but_from_an_impor
     """))
     sys.path.insert(0, str(tmp_path))
     try:
-        from mypasses import exploding  # noqa: E402 (the user's module, on their path)
+        from mypasses import exploding  # the user's module, on their path
     finally:
         sys.path.remove(str(tmp_path))
     mod, _ = tvm.relay.testing.mlp.get_workload(batch_size=1)

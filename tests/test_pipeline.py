@@ -61,6 +61,25 @@ def _show(path: Path, *args: str, columns: int = 80) -> str:
     return done.stdout
 
 
+def test_a_live_trace_shows_the_snapshot_files_of_the_trace_read_back(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    live = RelayVizTrace(tmp_path / "t")
+    with tvm.transform.PassContext(opt_level=3, instruments=[live]):
+        relay.optimize(mod, target=TARGET, params=params)
+
+    def shown(trace: Any) -> str:
+        console = Console(width=400, color_system=None, record=True)
+        console.print(show_trace(trace, paths=True))
+        return console.export_text()
+
+    text = shown(live)
+    assert text == shown(load_trace(tmp_path / "t"))
+    files = [word for word in text.split() if word.endswith(".json.zst")]
+    assert files and all(Path(f).is_file() for f in files)
+
+
 def test_scratch_type_checks_are_folded_and_labelled(typed_trace: Path) -> None:
     trace = load_trace(typed_trace)
     roles = event_roles(trace.records)

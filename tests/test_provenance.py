@@ -9,7 +9,6 @@ import pytest
 from rich.console import Console
 
 from relayviz_instrument.cli import main
-from relayviz_instrument.diff.graph import CanonicalGraph
 from relayviz_instrument.errors import RelayVizError
 from relayviz_instrument.views.history_tree import HistoryTree
 from relayviz_instrument.analysis.provenance import Provenance, pipeline_steps, provenance

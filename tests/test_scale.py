@@ -38,7 +38,8 @@ def test_a_let_chain_five_times_deeper_than_the_recursion_limit_goes_through_eve
 
 def test_a_call_chain_of_100000_nodes_validates_and_a_deep_one_diffs():
     def chain(count: int):
-        nodes = [{"node_kind": "Var", "name": "x", "dtype": "float32", "shape": [2]}, {"node_kind": "Op", "name": "exp"}]
+        nodes = [{"node_kind": "Var", "name": "x", "dtype": "float32", "shape": [2]},
+                 {"node_kind": "Op", "name": "exp"}]
         nodes += [{"node_kind": "Call", "op": 1, "args": [i - 1 if i > 2 else 0]} for i in range(2, count - 1)]
         nodes.append({"node_kind": "Function", "params": [0], "body": count - 2})
         return new_document(nodes, ir="relay", functions={"main": count - 1})

@@ -11,13 +11,13 @@ import pytest
 
 pytest.importorskip("tvm.relax", reason="needs a TVM with Relax (the PrimFuncs come from LegalizeOps)")
 
-import tvm  # noqa: E402
+import tvm
 
-from relaxprograms import NEW_TVM, add_relu_module, schedule, tir_census  # noqa: E402
-from relayviz_instrument import format as fmt  # noqa: E402
-from relayviz_instrument.diff import diff  # noqa: E402
-from relayviz_instrument.serialize import module_ir, serializer_for  # noqa: E402
-from relayviz_instrument.serialize.tir import TirSerializer  # noqa: E402
+from relaxprograms import NEW_TVM, add_relu_module, schedule, tir_census
+from relayviz_instrument import format as fmt
+from relayviz_instrument.diff import diff
+from relayviz_instrument.serialize import module_ir, serializer_for
+from relayviz_instrument.serialize.tir import TirSerializer
 
 TIR = tvm.tirx if NEW_TVM else tvm.tir
 S_TIR = tvm.s_tir if NEW_TVM else tvm.tir

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..diff import GraphDiff, diff
 from .pass_diffs import PassDiffs
 from .pipeline import FINISHING, SCRATCH, event_roles
-from ..store import PassRecord
+from ..store import PassRecord, TraceLike
 
 __all__ = ["align", "Alignment", "AlignedPass", "SAME", "DIFFERENT", "ONLY_A", "ONLY_B"]
 
@@ -56,7 +56,9 @@ class AlignedPass:
     @property
     def record(self) -> PassRecord:
         """The event of A, or of B when A did not run the pass."""
-        return self.a if self.a is not None else self.b  # type: ignore[return-value]
+        record = self.a if self.a is not None else self.b
+        assert record is not None  # every pair has at least one side
+        return record
 
     @property
     def name(self) -> str:
@@ -94,8 +96,8 @@ class Alignment:
     """The pass events of two traces paired in order; see :func:`align`."""
 
     pairs: List[AlignedPass]
-    trace_a: Any = field(repr=False, default=None)
-    trace_b: Any = field(repr=False, default=None)
+    trace_a: Optional[TraceLike] = field(repr=False, default=None)
+    trace_b: Optional[TraceLike] = field(repr=False, default=None)
 
     @property
     def differences(self) -> List[AlignedPass]:
@@ -124,7 +126,7 @@ class Alignment:
         return not self.differences
 
 
-def align(trace_a: Any, trace_b: Any) -> Alignment:
+def align(trace_a: TraceLike, trace_b: TraceLike) -> Alignment:
     """Pair the pass events of two traces and compare what each pair left.
 
     Either trace is anything with ``records`` and ``snapshot(ref)``: a live
@@ -227,7 +229,7 @@ def _containers_settled(rows: List[Tuple[AlignedPass, bool]]) -> List[AlignedPas
 class _Side:
     """One trace as the alignment walks it: its events, their keys, and the module it holds."""
 
-    def __init__(self, trace: Any) -> None:
+    def __init__(self, trace: TraceLike) -> None:
         records: Sequence[PassRecord] = trace.records
         self.roles = event_roles(records)
         by_index = {r.index: r for r in records}

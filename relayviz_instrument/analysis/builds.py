@@ -13,15 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Set
 
+from ..format.irs import ARTIFACT_IRS, EMPTY, MODULE_IRS, TIR
 from ..store import PassRecord
 
+# ARTIFACT_IRS stays importable from here (the instrument imports it).
 __all__ = ["Build", "split_builds", "ARTIFACT_IRS", "RECORD_GRAPH_FIX", "best_build_for"]
 
-#: The ``ir`` of events that record what a compilation built rather than a pass.
-ARTIFACT_IRS = frozenset({"graph_executor", "vm_executable"})
 #: How to record what was built, for every message that says it is missing.
 RECORD_GRAPH_FIX = "call trace.record_graph(lib) with what relay.build (or relay.vm.compile) returned"
-_MODULE_IRS = frozenset({"relay", "relax"})
 
 
 @dataclass
@@ -56,12 +55,12 @@ def split_builds(records: Sequence[PassRecord]) -> List[Build]:
     for r in records:
         if r.ir in ARTIFACT_IRS:
             continue
-        if not builds or (r.depth == 1 and r.ir in _MODULE_IRS and builds[-1].lowered):
+        if not builds or (r.depth == 1 and r.ir in MODULE_IRS and builds[-1].lowered):
             builds.append(Build(len(builds) + 1, r.index, r.index))
         build = builds[-1]
         build.last = r.index
         build.events.append(r.index)
-        if r.ir in ("tir", "empty"):
+        if r.ir in (TIR, EMPTY):
             build.lowered = True
     by_index = records_by_index(records)
     afters: List[Set[str]] = [{by_index[i].after or "" for i in b.events} for b in builds]

@@ -20,9 +20,10 @@ And where the module changed between two recorded events, outside any pass the t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..diff import GraphDiff
+from ..format import Document
 from ..store import PassRecord
 
 __all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "Credit", "credits", "own_op_deltas",
@@ -92,6 +93,7 @@ def credits(records: Sequence[PassRecord]) -> Dict[int, Credit]:
         parts: List[Tuple[str, str, bool]] = []
         current = r.before
         for child in children[r.index]:
+            assert child.before is not None  # events without a snapshot have no role
             if child.before != current:
                 parts.append((current, child.before, roles[child.index] == FINISHING))
             if child.after is not None:
@@ -190,7 +192,7 @@ KERNEL_CALLS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.cal
                           "relax.call_dps_packed"})
 
 
-def kernel_counts(doc: Mapping[str, Any]) -> Dict[str, int]:
+def kernel_counts(doc: Document) -> Dict[str, int]:
     """Calls of each kernel in a document: ``{"relax.call_tir @fused_add_relu": 2, ...}``.
 
     The operator counts of a diff say how many ``relax.call_tir`` calls a pass added; these
@@ -212,7 +214,7 @@ def kernel_counts(doc: Mapping[str, Any]) -> Dict[str, int]:
     return counts
 
 
-def kernel_delta(before: Mapping[str, Any], after: Mapping[str, Any]) -> Dict[str, int]:
+def kernel_delta(before: Document, after: Document) -> Dict[str, int]:
     """Kernel calls added minus removed from ``before`` to ``after`` (see :func:`kernel_counts`).
 
     Counts suffice: per kernel, the difference of the counts is what a pass added less what it

@@ -30,7 +30,8 @@ from ..diff.graph import CanonicalGraph
 from .pass_diffs import PassDiffs
 from ..errors import RelayVizError
 from .pipeline import pipeline_events
-from ..store import PassRecord, Trace
+from ..format import Document
+from ..store import PassRecord, TraceLike
 
 __all__ = ["Step", "NodeKey", "NodeEvent", "NodeHistory", "Provenance", "pipeline_steps", "provenance"]
 
@@ -211,7 +212,7 @@ class Provenance:
     first needed, through ``cache``, and kept.
     """
 
-    def __init__(self, trace: Trace, cache: Optional[PassDiffs] = None) -> None:
+    def __init__(self, trace: TraceLike, cache: Optional[PassDiffs] = None) -> None:
         self.trace = trace
         self.cache = cache if cache is not None else PassDiffs(trace, keep_documents=None)
         steps, spans = pipeline_steps(trace.records)
@@ -235,7 +236,7 @@ class Provenance:
                                 "trace a compilation of a Relay module")
         return len(self.refs) - 1
 
-    def document(self, position: int) -> Dict[str, Any]:
+    def document(self, position: int) -> Document:
         """The RelayViz document at ``position``."""
         return self.cache.document(self.refs[position])
 
@@ -410,7 +411,7 @@ class Provenance:
         if op is not None:
             found = [view.doc_id[r] for r in range(view.size) if view.op_name(r) == op]
             if not found:
-                ops = sorted({view.op_name(r) for r in range(view.size)} - {None})  # type: ignore[arg-type]
+                ops = sorted({name for name in map(view.op_name, range(view.size)) if name is not None})
                 raise RelayVizError(f"snapshot {self.refs[position]}: no call of operator {op!r}; "
                                     f"its operators: {_some(ops)}")
             return sorted(found)
@@ -426,7 +427,7 @@ class Provenance:
         return found
 
 
-def _node_names(doc: Mapping[str, Any]) -> List[Tuple[int, str]]:
+def _node_names(doc: Document) -> List[Tuple[int, str]]:
     """``(id, name)`` of the nodes that have a name: variables, globals, a built graph's calls,
     and the global functions under their names."""
     out = [(i, name) for name, i in (doc.get("functions") or {}).items()]
@@ -445,7 +446,7 @@ def _some(names: Iterable[str], limit: int = 8) -> str:
     return text + (f", … ({len(names) - limit} more)" if len(names) > limit else "") if names else "(none)"
 
 
-def provenance(trace: Trace, cache: Optional[PassDiffs] = None) -> Provenance:
+def provenance(trace: TraceLike, cache: Optional[PassDiffs] = None) -> Provenance:
     """Chain the pass-by-pass pairings of ``trace`` into every node's history.
 
     The steps come from the events on the pipeline (temporary modules and Sequentials do not

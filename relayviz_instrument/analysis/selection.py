@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Union
+from typing import List, Union
 
 from ..errors import RelayVizUsageError
-from ..store import PassRecord
+from ..store import PassRecord, TraceLike
 
 __all__ = ["select_event"]
 
 
-def select_event(trace: Any, selector: Union[str, int]) -> PassRecord:
+def select_event(trace: TraceLike, selector: Union[str, int]) -> PassRecord:
     """The pass event of ``trace`` that ``--pass`` names: an index (``12`` or ``#12``), or a
     pass name. A name that several events carry selects the one that changed the module; if
     several did, the message lists their indices to choose from. Raises

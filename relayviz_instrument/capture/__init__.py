@@ -1,11 +1,14 @@
 """Capture: the pass instrument and what it needs, one job per module::
 
     instrument.py   RelayVizTrace: TVM's callbacks -> pass records, snapshots through the sink
+    guard.py        the one guard of every callback: times it, keeps its failures from TVM
     policy.py       SnapshotPolicy: reuse the previous snapshot or take a new one
+    equality.py     structurally_equal: whether a pass changed its module, cheaply and safely
+    artifacts.py    what a compilation built (graph JSON, VM executable) as the last event
     build.py        trace_build: relay.build under a new trace, with its graph recorded;
                     trace_compile: a Relax pipeline and tvm.compile under a new trace
     reproducer.py   what relayviz replay needs to run a pass again: kept, and made again
-    bisect.py       RelayVizBisect: skip every pass after the first N (should_run)
+    pass_limit.py   RelayVizBisect: skip every pass after the first N (should_run)
 
 Use it as any TVM pass instrument::
 

@@ -1,8 +1,9 @@
 """RelayVizTrace: the pass instrument. It adapts TVM's callbacks to the trace and does
-nothing else: what to snapshot is the policy's business (policy.py), where the trace goes
-the sink's (store/), and what the passes did is derived when the trace is read.
+nothing else: what to snapshot is the policy's business (policy.py), whether a pass changed
+its module equality.py's, what a compilation built artifacts.py's, where the trace goes the
+sink's (store/), and what the passes did is derived when the trace is read.
 
-How it stays harmless. Every callback catches its own exceptions: a failure inside the
+How it stays harmless. Every callback runs inside one guard (guard.py): a failure inside the
 instrument (a serializer bug, a full disk, an unwritable directory) becomes one
 :class:`TraceIncompleteWarning` naming the pass, the trace is marked incomplete, the
 instrument stops recording, and the compilation goes on exactly as without it. With
@@ -14,8 +15,9 @@ Ctrl-C is the one exception the instrument does not keep to itself: TVM's FFI dr
 ``KeyboardInterrupt`` raised inside a Python callback (the compilation goes on, or TVM
 crashes), so one that arrives while a callback runs is raised again as
 :class:`~relayviz_instrument.errors.CompilationInterrupted`, a ``KeyboardInterrupt`` TVM carries
-to the caller. Whatever point a callback stopped at, the pass context's exit ends every event
-that began, so the manifest never holds an event left half-open.
+to the caller (the guard does both, and times the callback). Whatever point a callback stopped
+at, the pass context's exit ends every event that began, so the manifest never holds an event
+left half-open.
 
 When a pass raises, the trace also keeps that pass's input module as ``tvm.ir.save_json``
 wrote it, with the PassContext and the target (``reproducer.py``): written only then, it
@@ -36,11 +38,14 @@ from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Tuple
 import tvm
 
 from .._version import __version__
-from ..errors import (CompilationInterrupted, RelayVizDependencyError, RelayVizError, RelayVizSerializeError,
-                      RelayVizTraceError, RelayVizUsageError, TraceIncompleteWarning)
+from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
+                      RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
 from ..serialize.reflection import dict_attrs_items, field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
+from .artifacts import artifact_document, record_artifact
+from .equality import structurally_equal
+from .guard import InstrumentGuard
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts
 
@@ -126,12 +131,13 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self.path: Optional[Path] = None
         self._sink: Optional[TraceSink] = None
         self._serializers: Dict[str, Union[Serializer, str]] = {}  # dialect -> serializer, or why none
-        self._policy = SnapshotPolicy(self._take, _structurally_equal)
+        self._policy = SnapshotPolicy(self._take, structurally_equal)
         self._stack: List[_OpenPass] = []
         self._entered = 0
         self._finished = False
         self._disabled = False
-        self._overhead = 0.0
+        #: Times every callback and keeps its failures from the compilation.
+        self._guard = InstrumentGuard(self._fail)
         #: A RelayVizBisect's number for the pass about to begin: ``(PassInfo, number)``.
         self._bisect_next: Optional[Tuple[Any, int]] = None
         super().__init__()
@@ -160,7 +166,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     @property
     def instrument_seconds(self) -> float:
         """Wall time spent inside the instrument's callbacks."""
-        return self._overhead
+        return self._guard.seconds
 
     # -- the built graph --------------------------------------------------------------------
 
@@ -176,49 +182,12 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         is recorded once. Returns the record (the existing one for an artifact recorded
         already), or None if the trace stopped recording.
         """
-        name, ir, doc = _artifact_document(built)
+        name, ir, doc = artifact_document(built)
         if self._disabled or self._sink is None:
             return None
-        started = time.perf_counter()
-        try:
-            ref = self._sink.put(doc)
-            for existing in self.records:
-                if existing.ir == ir and existing.after == ref:
-                    return existing
-            before = self._module_that_built(_kernels(doc))
-            record = PassRecord(index=len(self.records), name=name, depth=1, ir=ir, changed=True, after=ref,
-                                nodes_after=len(doc["nodes"]), before=before.after if before else None,
-                                nodes_before=before.nodes_after if before else None)
-            self.records.append(record)
-            if self._sink.closed:
-                self._sink.add_after_close(record)
-            else:
-                self._sink.begin(record)
-                self._sink.end(record)
-            return record
-        finally:
-            self._overhead += time.perf_counter() - started
-
-    def _module_that_built(self, kernels: "set[str]") -> Optional[PassRecord]:
-        """The last module event of the compilation whose functions ``kernels`` names best."""
-        from ..analysis.builds import ARTIFACT_IRS, best_build_for, split_builds
-
-        lasts: Dict[int, PassRecord] = {}
-        names: Dict[int, "set[str]"] = {}
-        taken = set()
-        for build in split_builds(self.records):
-            modules = [self.records[i] for i in build.events
-                       if self.records[i].after is not None and self.records[i].ir in ("relay", "relax")]
-            if not modules:
-                continue
-            lasts[build.number] = modules[-1]
-            doc = self._sink.get(modules[-1].after) if self._sink is not None else {"nodes": []}
-            names[build.number] = {n.get("name", "") for n in doc["nodes"]
-                                   if n["node_kind"] in ("GlobalVar", "PrimFunc")}
-            if any(a.ir in ARTIFACT_IRS for a in build.artifacts):
-                taken.add(build.number)
-        number = best_build_for(kernels, names, taken)
-        return None if number is None else lasts[number]
+        with self._guard("(recording the built graph)", catch=False):
+            record = record_artifact(self.records, self._sink, name, ir, doc)
+        return record
 
     # -- PassInstrument callbacks -------------------------------------------------------------
 
@@ -226,41 +195,25 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._entered += 1
         if self._entered > 1 or self._disabled:
             return
-        started = time.perf_counter()
-        try:
+        with self._guard("(entering the pass context)"):
             if self._finished:
                 raise RelayVizUsageError("a RelayVizTrace records one pass context; "
                                          "make a new RelayVizTrace for each compilation")
             self._open()
-        except Exception as exc:  # never take the compilation down
-            self._fail(exc, "(entering the pass context)")
-        except BaseException as exc:
-            raise self._interrupted(exc, "(entering the pass context)") from exc
-        finally:
-            self._overhead += time.perf_counter() - started
 
     def exit_pass_ctx(self) -> None:
         self._entered -= 1
         if self._entered > 0:
             return
-        started = time.perf_counter()
-        try:
+        # The trace is closed after a failure here is recorded, and before the time is counted.
+        with self._guard("(leaving the pass context)", then=self._finish):
             if not self._disabled:
                 self._close_open_passes(sys.exc_info()[1])
-        except Exception as exc:
-            self._fail(exc, "(leaving the pass context)")
-        except BaseException as exc:
-            raise self._interrupted(exc, "(leaving the pass context)") from exc
-        finally:
-            self._finish()
-            self._overhead += time.perf_counter() - started
 
     def run_before_pass(self, mod: tvm.IRModule, info: Any) -> None:
         if self._disabled:
             return
-        started = time.perf_counter()
-        opened: Optional[_OpenPass] = None
-        try:
+        with self._guard(info) as guard:
             record = self._new_record(mod, info)
             if self._bisect_next is not None and self._bisect_next[0].same_as(info):
                 record.bisect = self._bisect_next[1]
@@ -269,32 +222,32 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             context = tvm.transform.PassContext.current()
             target = tvm.target.Target.current(allow_none=True)
             if self._keep is not None and self._keep.search(record.name):
-                record.replay = self._replay_facts(mod, context, target)
+                try:
+                    record.replay = self._replay_facts(mod, context, target)
+                except Exception as failure:  # a module no safe form carries here: not kept, recording goes on
+                    if self.strict:
+                        raise
+                    self.complete = False
+                    why = f"could not be kept for relayviz replay: {type(failure).__name__}: {failure}"
+                    if not any(problem.endswith(why) for problem in self.problems):  # once per reason
+                        self.problems.append(f"the input module of pass {record.name} (#{record.index}), and of "
+                                             f"any later pass for the same reason, {why}")
             before = self._policy.before(mod) if self._wanted(record) else None
             if before is not None:
                 record.before, record.nodes_before = before.ref, before.nodes
             opened = _OpenPass(record, before, mod=mod, context=context, target=target)
             self._stack.append(opened)
+            guard.starts(opened)
             assert self._sink is not None
             self._sink.begin(record)
-        except Exception as exc:
-            self._fail(exc, str(info.name))
-        except BaseException as exc:
-            raise self._interrupted(exc, str(info.name)) from exc
-        finally:
-            now = time.perf_counter()
-            self._overhead += now - started
-            if opened is not None:
-                opened.started, opened.overhead_at_start = now, self._overhead
 
     def run_after_pass(self, mod: tvm.IRModule, info: Any) -> None:
         if self._disabled or not self._stack:
             return
-        started = time.perf_counter()
-        try:
+        with self._guard(info) as guard:
             opened = self._stack[-1]
             record = opened.record
-            record.duration_ms = _ms(started - opened.started - (self._overhead - opened.overhead_at_start))
+            record.duration_ms = _ms(guard.started - opened.started - (self._guard.seconds - opened.overhead_at_start))
             if opened.before is not None:
                 after, changed = self._policy.after(opened.before, mod)
                 record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
@@ -303,12 +256,6 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self._stack.pop()  # last: an interruption above leaves the pass open, to be closed on exit
             if self._progress is not None:
                 self._progress(record)
-        except Exception as exc:
-            self._fail(exc, str(info.name))
-        except BaseException as exc:
-            raise self._interrupted(exc, str(info.name)) from exc
-        finally:
-            self._overhead += time.perf_counter() - started
 
     # -- what RelayVizBisect tells the trace ----------------------------------------------------
 
@@ -319,7 +266,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         at once with ``skipped`` set; a pass that runs gets its number when it begins."""
         if self._disabled or self._sink is None:
             return
-        try:
+        with self._guard(info):
             if not skipped:
                 self._bisect_next = (info, number)
                 return
@@ -328,8 +275,6 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self.records.append(record)
             self._sink.begin(record)
             self._sink.end(record)
-        except Exception as exc:
-            self._fail(exc, str(info.name))
 
     def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
         """The record of a pass event beginning now, nested in the innermost open one."""
@@ -427,7 +372,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 continue
             open_pass = opened.get(record.index)
             if open_pass is not None:
-                record.duration_ms = _ms(now - open_pass.started - (self._overhead - open_pass.overhead_at_start))
+                record.duration_ms = _ms(now - open_pass.started - (self._guard.seconds - open_pass.overhead_at_start))
             record.error = message
             running.append(record)
             if not self._sink.has_begun(record.index):
@@ -446,17 +391,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         facts["module"] = self._sink.put_module(module_json)
         return facts
 
-    def _interrupted(self, exc: BaseException, pass_name: str) -> BaseException:
-        """The exception to raise for a ``KeyboardInterrupt`` (or ``SystemExit``) that arrived
-        inside a callback: one TVM carries to the caller instead of dropping it."""
-        if isinstance(exc, Exception):
-            return exc
-        carried = CompilationInterrupted(f"{type(exc).__name__} during pass {pass_name} "
-                                         "(raised again by relayviz so that TVM passes it on)")
-        carried.original = exc
-        return carried
-
-    def _fail(self, exc: BaseException, pass_name: str) -> None:
+    def _fail(self, exc: BaseException, pass_name: str, *, stacklevel: int = 2) -> None:
+        """The instrument failed: the trace is incomplete and recording stops, with one warning
+        naming the pass (``stacklevel`` points it at the callback); ``strict`` raises instead."""
         if self.strict:
             raise exc
         first = not self.problems
@@ -468,14 +405,14 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             where = f" (trace: {self.path})" if self.path is not None else ""
             warnings.warn(f"relayviz: recording stopped at pass {pass_name}: {type(exc).__name__}: {exc}; "
                           f"the compilation goes on, the trace is incomplete{where}",
-                          TraceIncompleteWarning, stacklevel=2)
+                          TraceIncompleteWarning, stacklevel=stacklevel)
 
     def _finish(self) -> None:
         self._finished = True
         if self._sink is not None:
             try:
                 self._sink.close(complete=self.complete, problems=self.problems, events=len(self.records),
-                                 instrument_ms=1000.0 * self._overhead)
+                                 instrument_ms=1000.0 * self._guard.seconds)
             except Exception as exc:
                 if self.strict:
                     raise
@@ -501,103 +438,6 @@ def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[P
         raise RelayVizUsageError(f"{what}: invalid regular expression: {exc}") from None
 
 
-#: What TVM raises for a comparison it cannot make (``tvm.TVMError``; TVM 0.2x: ``tvm.error``'s).
-_TVM_ERRORS = tuple(c for c in (getattr(tvm, "TVMError", None), getattr(getattr(tvm, "error", None), "TVMError", None))
-                    if isinstance(c, type)) + (TypeError, ValueError)
-
-
-def _structural_equal_function() -> Callable[[Any, Any], Any]:
-    found = getattr(tvm.ir, "structural_equal", None)
-    if found is None:  # TVM 0.2x: it moved to tvm-ffi
-        import tvm_ffi
-
-        found = tvm_ffi.structural_equal
-    return found
-
-
-_STRUCTURAL_EQUAL = _structural_equal_function()
-#: The base class of TVM's objects (``tvm.runtime.Object``; tvm-ffi's ``Object`` on TVM 0.2x).
-_OBJECT: Any = getattr(tvm.runtime, "Object", object)
-
-
-def _structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
-    """``tvm.ir.structural_equal``, or ``None`` when TVM cannot compare the two modules.
-
-    Two modules holding the very same function objects are equal without a walk: passes that
-    change nothing often return a new module around the old functions, and comparing bound
-    weights byte by byte is what makes ``structural_equal`` cost milliseconds. Late in
-    ``relay.build`` the module carries an attribute (``main_func_info``, a FunctionInfo) with no
-    structural equality registered, on which TVM raises after a slow walk (and a slower error
-    message): the functions are compared without the module's attributes, and the attributes
-    by identity.
-    """
-    same_attrs = _same_attrs(a, b)
-    if same_attrs and _same_functions(a, b):
-        return True
-    if a.attrs is not None or b.attrs is not None:
-        return _functions_equal(a, b) if same_attrs else None
-    try:
-        return bool(_STRUCTURAL_EQUAL(a, b))
-    except _TVM_ERRORS:
-        return None
-
-
-def _functions_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
-    """Structural equality of the functions and type definitions of two modules, not their attributes."""
-    def bare(mod: tvm.IRModule) -> tvm.IRModule:
-        types = _type_definitions(mod)
-        return tvm.IRModule(mod.functions, types) if types is not None else tvm.IRModule(mod.functions)
-
-    try:
-        return bool(_STRUCTURAL_EQUAL(bare(a), bare(b)))
-    except _TVM_ERRORS:
-        return None
-
-
-def _type_definitions(mod: tvm.IRModule) -> Any:
-    """A module's ADT definitions (Relay); ``None`` on TVMs whose modules have none (0.2x)."""
-    return getattr(mod, "type_definitions", None)
-
-
-def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:
-    """Whether two modules' attributes are the same objects under the same names (printing a
-    FunctionInfo to compare it would print a whole function)."""
-    attrs_a, attrs_b = a.attrs, b.attrs
-    if attrs_a is None or attrs_b is None:
-        return attrs_a is None and attrs_b is None
-    ours, theirs = dict_attrs_items(attrs_a), dict_attrs_items(attrs_b)
-    return [k for k, _ in ours] == [k for k, _ in theirs] and all(
-        _identical(x, y) for (_, x), (_, y) in zip(ours, theirs))
-
-
-def _identical(x: Any, y: Any) -> bool:
-    """The same TVM object (by address: ``Type.same_as`` recurses forever in TVM 0.16), or equal
-    plain values."""
-    if isinstance(x, _OBJECT) and isinstance(y, _OBJECT):
-        return bool(object_key(x) == object_key(y))
-    return type(x) is type(y) and x == y
-
-
-def _same_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
-    """Whether two modules (whose attributes are the same, see ``_same_attrs``) hold the same
-    function objects under the same names and the same type definitions."""
-    fa, fb = a.functions, b.functions
-    if len(fa) != len(fb):
-        return False
-    theirs = {str(g.name_hint): f for g, f in fb.items()}
-    for gvar, func in fa.items():
-        other = theirs.get(str(gvar.name_hint))
-        if other is None or not _identical(func, other):
-            return False
-    types_a, types_b = _type_definitions(a), _type_definitions(b)
-    if types_a is None or types_b is None:
-        return types_a is None and types_b is None
-    if len(types_a) != len(types_b):
-        return False
-    theirs_types = {str(g.name_hint): d for g, d in types_b.items()}
-    return all(_identical(d, theirs_types.get(str(g.name_hint))) for g, d in types_a.items())
-
-
 def _ms(seconds: float) -> float:
     return round(1000.0 * seconds, 4)
 
@@ -620,20 +460,3 @@ def _instrument_that_raised(exc: Optional[BaseException], this: Any) -> Optional
             found = f"{type(owner).__name__}.{frame.f_code.co_name}"
         tb = tb.tb_next
     return found
-
-
-def _artifact_document(built: Any) -> "tuple[str, str, Dict[str, Any]]":
-    """``(event name, ir, document)`` of a build's artifact: graph executor JSON or a VM executable."""
-    if type(built).__name__ == "Executable" and hasattr(built, "bytecode"):
-        from ..serialize.vm import from_vm_executable
-
-        return "VMCompiler", "vm_executable", from_vm_executable(built)
-    from ..graph_json import from_graph_json
-
-    graph = built.get_graph_json() if hasattr(built, "get_graph_json") else built
-    return "GraphExecutorCodegen", "graph_executor", from_graph_json(graph, source_name="relay.build")
-
-
-def _kernels(doc: Dict[str, Any]) -> "set[str]":
-    """The names of the functions an artifact document calls (its Op nodes' names)."""
-    return {n["name"] for n in doc["nodes"] if n["node_kind"] == "Op"}

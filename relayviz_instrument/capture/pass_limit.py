@@ -24,7 +24,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import tvm
 
 from .._bisect_env import KEEP_ENV, LIMIT_ENV, TRACE_ENV
-from ..errors import RelayVizUsageError
+from ..errors import CompilationInterrupted, RelayVizUsageError
 from ..serialize import module_ir
 from .instrument import RelayVizTrace
 
@@ -83,6 +83,8 @@ class RelayVizBisect(tvm.instrument.PassInstrument):
             if self._trace is not None:
                 self._trace.note_bisect(mod, info, number, skipped)
             return not skipped
+        except CompilationInterrupted:  # Ctrl-C while the trace recorded the decision: stop
+            raise
         except Exception:  # deciding must never break the compilation: run the pass
             return True
 

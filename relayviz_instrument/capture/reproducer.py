@@ -3,24 +3,28 @@ while tracing and read back by ``relayviz replay`` (one home for both sides).
 
 A record's ``replay`` field holds:
 
-- ``module``: the pass's input module as ``tvm.ir.save_json`` wrote it (stored in the trace's
-  ``modules/`` folder by reference). It is TVM's own form: every weight bound in the module
-  is in it, and ``tvm.ir.load_json`` gives back an equal module in any process;
+- ``module``: the pass's input module (stored in the trace's ``modules/`` folder by
+  reference, checked against its digest when read), in the form ``module_form`` names
+  (:mod:`.kept_module`): ``save_json`` (``tvm.ir.save_json``, for Relay; the form of every
+  trace without ``module_form``) or ``tvmscript`` (the module's TVMScript with the tensors of
+  its constants, for Relax and TIR, whose ``save_json`` crashes TVM 0.27). Every weight bound
+  in the module is in it;
 - ``context``: the PassContext the pass ran under: ``opt_level``, ``required_pass``,
-  ``disabled_pass`` and ``config`` (each value in ``save_json`` form; the keys of values TVM
-  cannot save, such as a Python pass in ``tir.add_lower_pass``, are listed in
-  ``config_not_saved``);
+  ``disabled_pass`` and ``config`` (each value in ``save_json`` form; the keys of values that
+  are not saved, such as a Python pass in ``tir.add_lower_pass`` or, on TVM 0.2x, a value
+  holding an IR object, are listed in ``config_not_saved``);
 - ``target`` / ``target_host``: ``tvm.target.Target.current()`` when the pass began, as text
   ``tvm.target.Target`` parses back. ``relay.build`` makes its target current for the Relay
   passes; in the TIR lowering none is, and each PrimFunc carries its own ``target`` attribute
   (kept in the module). ``None`` when no target was current.
 
 Running again needs the pass itself, which a trace knows only by name: it is made again from
-TVM's constructors (``tvm.relay.transform``, ``tvm.relax.transform``, ``tvm.tir.transform``,
-``tvm.transform``) or the global functions TVM's pass registry resolves names with
-(``relay._transform.X``, ``transform.X``), with their default arguments. A pass defined in
-Python by the user's script (``@tvm.transform.module_pass``) cannot be made from its name:
-``pass_from`` names a ``module:attribute`` that makes it instead.
+TVM's constructors (``tvm.relay.transform``, ``tvm.relax.transform``, ``tvm.tir.transform``
+or on TVM 0.2x ``tvm.tirx.transform`` and ``tvm.s_tir.transform``, ``tvm.transform``) or the
+global functions TVM's pass registry resolves names with (``relay._transform.X``,
+``transform.X``), with their default arguments. A pass defined in Python by the user's script
+(``@tvm.transform.module_pass``) cannot be made from its name: ``pass_from`` names a
+``module:attribute`` that makes it instead.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import tvm
 
 from ..errors import RelayVizTraceError, RelayVizUsageError
+from .kept_module import SAVE_JSON, keep_module, load_kept_module, plain_value, save_json_trusted
 
 __all__ = ["replay_facts", "PreparedPass", "prepare_pass"]
 
@@ -40,19 +45,25 @@ __all__ = ["replay_facts", "PreparedPass", "prepare_pass"]
 _CONSTRUCTORS = {
     "relay": ("tvm.relay.transform", "tvm.transform"),
     "relax": ("tvm.relax.transform", "tvm.transform"),
-    "tir": ("tvm.tir.transform", "tvm.transform"),
+    "tir": ("tvm.tir.transform", "tvm.tirx.transform", "tvm.s_tir.transform", "tvm.transform"),
 }
 #: Prefixes of the global functions TVM's ``GetPass`` resolves a pass name with.
-_GLOBAL_PREFIXES = ("relay._transform.", "transform.", "tir.transform.", "relax.transform.")
+_GLOBAL_PREFIXES = ("relay._transform.", "transform.", "tir.transform.", "tirx.transform.", "s_tir.transform.",
+                    "relax.transform.")
 
 
 def replay_facts(mod: tvm.IRModule, ctx: Any, target: Any) -> Tuple[Dict[str, Any], bytes]:
-    """``(facts, module_json)``: the PassContext ``ctx`` and ``target`` as JSON, and ``mod`` in
-    ``tvm.ir.save_json`` form. Called only when a module is kept (a pass raised, or
-    ``keep_modules`` chose it), so tracing costs nothing otherwise."""
+    """``(facts, module_data)``: the PassContext ``ctx`` and ``target`` as JSON, with the form
+    ``mod`` is kept in (``module_form``), and ``mod`` in that form. Called only when a module
+    is kept (a pass raised, or ``keep_modules`` chose it), so tracing costs nothing otherwise.
+    Raises :class:`RelayVizTraceError` when the module cannot be kept safely on this TVM."""
     config: Dict[str, str] = {}
     not_saved: List[str] = []
+    trusted = save_json_trusted()
     for key, value in ctx.config.items():
+        if not (trusted or plain_value(value)):  # save_json of an IR object crashes TVM 0.2x
+            not_saved.append(str(key))
+            continue
         try:
             config[str(key)] = tvm.ir.save_json(value)
         except Exception:  # a value TVM has no serializer for (a Python pass, a packed function)
@@ -64,16 +75,21 @@ def replay_facts(mod: tvm.IRModule, ctx: Any, target: Any) -> Tuple[Dict[str, An
     if not_saved:
         context["config_not_saved"] = sorted(not_saved)
     host = getattr(target, "host", None) if target is not None else None
-    facts = {"context": context, "target": None if target is None else str(target),
-             "target_host": None if host is None else str(host)}
-    return facts, tvm.ir.save_json(mod).encode()
+    form, data = keep_module(mod)
+    facts: Dict[str, Any] = {"context": context, "target": None if target is None else str(target),
+                             "target_host": None if host is None else str(host)}
+    if form != SAVE_JSON:  # traces without module_form hold save_json, as before there were two forms
+        facts["module_form"] = form
+    return facts, data
 
 
 @dataclass
 class PreparedPass:
     """A pass made again, its input module and its context, ready to :meth:`run`.
 
-    ``made_by`` says how the pass was made (``tvm.relay.transform.FoldConstant()``).
+    ``made_by`` says how the pass was made (``tvm.relay.transform.FoldConstant()``);
+    ``exact`` whether the module read back is structurally the one the pass was given (None
+    when its form does not record that; ``save_json`` is exact).
     """
 
     made_by: str
@@ -82,6 +98,7 @@ class PreparedPass:
     context: Dict[str, Any]
     target: Optional[str]
     target_host: Optional[str]
+    exact: Optional[bool] = None
 
     def run(self) -> tvm.IRModule:
         """Run the pass on the module under the recorded context and target; whatever the
@@ -98,9 +115,10 @@ class PreparedPass:
                 return self.the_pass(self.module)
 
 
-def prepare_pass(name: str, ir: str, module_json: bytes, facts: Dict[str, Any], *, where: str,
+def prepare_pass(name: str, ir: str, module_data: bytes, facts: Dict[str, Any], *, where: str,
                  pass_from: Optional[str] = None) -> PreparedPass:
-    """Load a kept module and make pass ``name`` (run on a module of dialect ``ir``) again.
+    """Load a kept module (``module_data``, checked against its digest) and make pass ``name``
+    (run on a module of dialect ``ir``) again.
 
     ``facts`` is a record's ``replay`` field; ``where`` names the trace and event in messages.
     Raises :class:`RelayVizUsageError` when the pass cannot be made from its name and
@@ -109,24 +127,20 @@ def prepare_pass(name: str, ir: str, module_json: bytes, facts: Dict[str, Any], 
     context = facts.get("context")
     target = facts.get("target")
     host = facts.get("target_host")
+    form = facts.get("module_form", SAVE_JSON)
     if not (isinstance(context, dict) and isinstance(context.get("config", {}), dict)
-            and isinstance(target, (str, type(None))) and isinstance(host, (str, type(None)))):
+            and all(isinstance(v, str) for v in context.get("config", {}).values())
+            and isinstance(target, (str, type(None))) and isinstance(host, (str, type(None)))
+            and isinstance(form, str)):
         raise RelayVizTraceError(f"{where}: the recorded pass context is damaged; the trace is corrupt")
-    try:
-        module = tvm.ir.load_json(module_json.decode("utf-8"))
-    except Exception as exc:
-        raise RelayVizTraceError(f"{where}: the kept input module cannot be loaded by this TVM "
-                                 f"({type(exc).__name__}: {_first_line(exc)}); was the trace written by "
-                                 "another TVM version?") from None
-    if not isinstance(module, tvm.IRModule):
-        raise RelayVizTraceError(f"{where}: the kept input module is a {type(module).__name__}, not an IRModule")
+    module, exact = load_kept_module(form, module_data, where)
     made_by, the_pass = _made_from(pass_from, where) if pass_from else _made_by_name(name, ir, where)
-    return PreparedPass(made_by, the_pass, module, context, target, host)
+    return PreparedPass(made_by, the_pass, module, context, target, host, exact)
 
 
 def _made_by_name(name: str, ir: str, where: str) -> Tuple[str, Any]:
     """The pass named ``name``, made with its constructor's default arguments."""
-    short = name.split(".", 1)[1] if name.startswith(("tir.", "relax.", "relay.")) else name
+    short = name.split(".", 1)[1] if name.startswith(("tir.", "tirx.", "s_tir.", "relax.", "relay.")) else name
     needs_arguments: List[str] = []
     for module_name in _CONSTRUCTORS.get(ir, _CONSTRUCTORS["relay"]):
         try:
@@ -195,8 +209,3 @@ def _signature(factory: Callable[..., Any]) -> str:
         return str(inspect.signature(factory))
     except (TypeError, ValueError):
         return "(...)"
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [line for line in str(exc).splitlines() if line.strip()]
-    return lines[-1].strip() if lines else type(exc).__name__

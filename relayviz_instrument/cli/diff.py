@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Union
 
 from rich.console import Console
 
-from ..views.comparison import compare_files, compare_pass, compare_traces
+from ..views.comparison import FileComparison, TraceComparison, compare_files, compare_pass, compare_traces
 from ..errors import RelayVizUsageError
 from ._output import print_result
 
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if dirs[0] != dirs[1] and args.after is not None:
         raise RelayVizUsageError(f"{args.before if dirs[0] else args.after} is a directory and the other is "
                                  f"not: {_FORMS}")
+    result: Union[TraceComparison, FileComparison]
     if traces:
         result = compare_traces(args.before, args.after, everything=args.everything)
     elif args.after is not None:

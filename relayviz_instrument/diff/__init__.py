@@ -8,7 +8,7 @@ One module per concern::
     sequence.py    order-preserving alignment of two key sequences (a line diff's core)
     blocks.py      the blocks of a main chain, aligned block by block
     components.py  connected components, vectorized
-    matching.py    the one-to-one pairing of nodes (anchors, blocks, runs, propagation, ...)
+    matching/      the one-to-one pairing of nodes, one module per phase over one shared state
     changes.py     what differs inside a pair; how a node is described
     hunks.py       changes grouped into replaced / merged / wrapped / inserted / ... hunks
     model.py       the result: GraphDiff, NodeMatch, Hunk
@@ -16,8 +16,9 @@ One module per concern::
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Dict, List, Literal, Tuple
 
+from ..format import Document
 from .changes import NodeDescriptions, compare_pairs, json_equal
 from .hunks import build_hunks
 from .index import Diffable, IndexedDocument, collector_paused, index_document
@@ -55,7 +56,7 @@ def _same_document(before: Diffable, after: Diffable) -> bool:
                       and a["nodes"] == b["nodes"])
 
 
-def _document(doc: Diffable) -> Mapping[str, Any]:
+def _document(doc: Diffable) -> Document:
     return doc.doc if isinstance(doc, IndexedDocument) else doc
 
 
@@ -108,10 +109,10 @@ def _diff(ia: IndexedDocument, ib: IndexedDocument) -> GraphDiff:
 
 
 #: Root fields that describe the module besides its expressions, compared entry by entry.
-_MODULE_FIELDS = ("type_definitions", "attrs")
+_MODULE_FIELDS: Tuple[Literal["type_definitions", "attrs"], ...] = ("type_definitions", "attrs")
 
 
-def module_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[FieldChange, ...]:
+def module_changes(before: Document, after: Document) -> Tuple[FieldChange, ...]:
     """What differs between two documents' module-level fields (type definitions, module
     attributes), one :class:`FieldChange` per entry added, removed or changed."""
     out: List[FieldChange] = []

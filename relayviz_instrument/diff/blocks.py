@@ -180,7 +180,8 @@ def aligned_blocks(ba: Blocks, bb: Blocks) -> List[Tuple[int, int]]:
         return align_sequences(ba.keys, bb.keys, cells=0, slide=True, stretch=_STRETCH)
     out: List[Tuple[int, int]] = []
     pi = pj = -1
-    for i, j in align_sequences(ba.placed, bb.placed, cells=0, slide=True, stretch=_STRETCH) + [(len(ba.keys), len(bb.keys))]:
+    aligned = align_sequences(ba.placed, bb.placed, cells=0, slide=True, stretch=_STRETCH)
+    for i, j in aligned + [(len(ba.keys), len(bb.keys))]:
         if i > pi + 1 and j > pj + 1:
             out += [(pi + 1 + x, pj + 1 + y) for x, y in align_sequences(ba.keys[pi + 1:i], bb.keys[pj + 1:j], cells=0,
                                                             slide=True, stretch=_STRETCH)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 import orjson
 
 from .index import IndexedDocument
@@ -52,14 +53,14 @@ def compare_pairs(ia: IndexedDocument, ib: IndexedDocument,
     return changed, rewired
 
 
-def _moved(inputs_a: Tuple[np.ndarray, ...], inputs_b: Tuple[np.ndarray, ...], part: np.ndarray,
-           paired: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+def _moved(inputs_a: Tuple[NDArray[np.int64], ...], inputs_b: Tuple[NDArray[np.int64], ...],
+           part: NDArray[np.int64], paired: NDArray[np.int64], theirs: NDArray[np.int64]) -> NDArray[np.bool_]:
     """For each pair, whether the inputs of the before node, read through the pairing, differ
     from the inputs of the after node."""
     lens_a, starts_a, flat_a = inputs_a
     lens_b, starts_b, flat_b = inputs_b
     n = lens_a[paired]
-    moved = n != lens_b[theirs]
+    moved: NDArray[np.bool_] = n != lens_b[theirs]
     same = np.flatnonzero(~moved & (n > 0))
     if len(same):
         count = n[same]
@@ -78,7 +79,7 @@ def json_equal(x: Any, y: Any) -> bool:
     if type(x) is not type(y):
         return False
     if isinstance(x, (str, int, float)):
-        return x == y
+        return bool(x == y)
     return orjson.dumps(x, option=orjson.OPT_SORT_KEYS) == orjson.dumps(y, option=orjson.OPT_SORT_KEYS)
 
 
@@ -118,7 +119,7 @@ def type_text(ty: Any) -> str:
         return str(ty.get("name"))
     if kind == "ref":
         return "ref(" + type_text(ty.get("value")) + ")"
-    return kind
+    return str(kind)
 
 
 def describe(view: CanonicalGraph, r: int) -> NodeInfo:

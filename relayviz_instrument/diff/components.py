@@ -8,13 +8,14 @@ of n nodes takes a handful of rounds, each a few passes over the arrays.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 __all__ = ["components"]
 
 
-def components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+def components(n: int, u: NDArray[np.int64], v: NDArray[np.int64]) -> NDArray[np.int64]:
     """For each of ``n`` nodes, the smallest node of its component (edges ``u[i]``--``v[i]``)."""
-    label = np.arange(n, dtype=np.int64)
+    label: NDArray[np.int64] = np.arange(n, dtype=np.int64)
     if not len(u):
         return label
     while True:

@@ -36,9 +36,10 @@ from itertools import chain
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 import orjson
 
-from ..format import reference_field_names, references
+from ..format import Document, reference_field_names, references
 
 __all__ = ["CanonicalGraph", "UserIndex", "VARIADIC_KINDS"]
 
@@ -56,7 +57,7 @@ class CanonicalGraph:
     the node's id in the document and ``rank_of[id]`` the reverse.
     """
 
-    def __init__(self, doc: Mapping[str, Any]) -> None:
+    def __init__(self, doc: Document) -> None:
         raw_nodes: Sequence[Dict[str, Any]] = doc["nodes"]
         kinds = [node["node_kind"] for node in raw_nodes]
         raw_refs = [[node["op"], *node["args"]] if k == "Call" else references(node)
@@ -211,7 +212,7 @@ class CanonicalGraph:
         for start in alias:
             if done[start]:
                 continue
-            path = []
+            path: List[int] = []
             cur = start
             while cur in alias and not done[cur]:
                 if len(path) > self.size:
@@ -253,7 +254,7 @@ class CanonicalGraph:
         return _topological(inputs)
 
     @cached_property
-    def input_arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def input_arrays(self) -> Tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
         """``(lengths, starts, flat)``: every node's inputs as one array, node after node."""
         inputs = self.inputs
         lengths = np.fromiter(map(len, inputs), dtype=np.int64, count=self.size)
@@ -261,12 +262,12 @@ class CanonicalGraph:
         return lengths, np.cumsum(lengths) - lengths, flat
 
     @cached_property
-    def input_owner(self) -> np.ndarray:
+    def input_owner(self) -> NDArray[np.int64]:
         """For each entry of ``input_arrays[2]``, the node whose input it is."""
         return np.repeat(np.arange(self.size, dtype=np.int64), self.input_arrays[0])
 
     @cached_property
-    def ref_arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def ref_arrays(self) -> Tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
         """``(lengths, starts, flat)`` of the literal references, as :attr:`input_arrays`."""
         refs = self.refs
         lengths = np.fromiter(map(len, refs), dtype=np.int64, count=self.size)
@@ -313,7 +314,8 @@ class UserIndex:
 
     __slots__ = ("_users", "_slots", "_bounds", "_made")
 
-    def __init__(self, lengths: np.ndarray, starts: np.ndarray, flat: np.ndarray, owner: np.ndarray) -> None:
+    def __init__(self, lengths: NDArray[np.int64], starts: NDArray[np.int64], flat: NDArray[np.int64],
+                 owner: NDArray[np.int64]) -> None:
         n = len(lengths)
         slot = np.arange(len(flat), dtype=np.int64) - starts[owner]
         order = np.argsort(flat, kind="stable")  # by input, then by user and position
@@ -395,7 +397,7 @@ def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], 
 
 
 def _without_refs(node: Mapping[str, Any]) -> Dict[str, Any]:
-    names = reference_field_names(node.get("node_kind"))  # type: ignore[arg-type]
+    names = reference_field_names(node.get("node_kind"))
     return {k: v for k, v in node.items() if k not in names}
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..format.kinds import BINDING_KINDS
 from .changes import describe, function_role
@@ -82,7 +83,7 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
     # Regions: removed nodes (before ranks) and added nodes (after ranks, offset by the size
     # of the before graph) connected through references, or feeding one slot of one pair.
     offset = va.size
-    ends: List[Tuple[np.ndarray, np.ndarray]] = [
+    ends: List[Tuple[NDArray[np.int64], NDArray[np.int64]]] = [
         _linked(va, free_a, 0), _linked(vb, free_b, offset),
         _same_slot(va, vb, part_a, part_b, free_a, free_b, offset)]
     root = components(va.size + vb.size, np.concatenate([u for u, _ in ends]),
@@ -140,12 +141,12 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
         for key_, draft in list(components_.items()):
             if draft.added or draft.changed:
                 continue
-            target = next((wrapped_slots[key] for r in draft.removed for u, p in va.users[r] if a2b[u] >= 0
-                           for key in [(u, -1 if va.kind[u] in VARIADIC_KINDS else p)] if key in wrapped_slots),
-                          None)
-            if target is not None:
-                target.removed.extend(draft.removed)
-                homes[key_] = target
+            wrapping = next((wrapped_slots[key] for r in draft.removed for u, p in va.users[r] if a2b[u] >= 0
+                             for key in [(u, -1 if va.kind[u] in VARIADIC_KINDS else p)] if key in wrapped_slots),
+                            None)
+            if wrapping is not None:
+                wrapping.removed.extend(draft.removed)
+                homes[key_] = wrapping
                 del components_[key_]
     for a in rewired:
         # The hunk of what it read or reads now: a region, else a changed node.
@@ -174,11 +175,11 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
     return [h for _, h in hunks]
 
 
-def _ops(view: CanonicalGraph) -> np.ndarray:
+def _ops(view: CanonicalGraph) -> NDArray[np.bool_]:
     return np.fromiter((k == "Op" for k in view.kind), dtype=bool, count=view.size)
 
 
-def _linked(view: CanonicalGraph, free: np.ndarray, offset: int) -> Tuple[np.ndarray, np.ndarray]:
+def _linked(view: CanonicalGraph, free: NDArray[np.bool_], offset: int) -> Tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Edges between two free nodes: an input, or a literal reference (a region is connected
     in the document as written)."""
     us, vs = [], []
@@ -190,7 +191,8 @@ def _linked(view: CanonicalGraph, free: np.ndarray, offset: int) -> Tuple[np.nda
     return np.concatenate(us), np.concatenate(vs)
 
 
-def _slots(view: CanonicalGraph, partner: np.ndarray, free: np.ndarray, width: int) -> Tuple[np.ndarray, np.ndarray]:
+def _slots(view: CanonicalGraph, partner: NDArray[np.int64], free: NDArray[np.bool_],
+           width: int) -> Tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``(free node, slot key)`` for every input edge from a free node into a paired user: the
     user's before rank and the input position (-1 for a variadic user) as one integer."""
     lengths, starts, flat = view.input_arrays
@@ -203,8 +205,9 @@ def _slots(view: CanonicalGraph, partner: np.ndarray, free: np.ndarray, width: i
     return node, owner * width + position + 1
 
 
-def _same_slot(va: CanonicalGraph, vb: CanonicalGraph, part_a: np.ndarray, part_b: np.ndarray, free_a: np.ndarray,
-               free_b: np.ndarray, offset: int) -> Tuple[np.ndarray, np.ndarray]:
+def _same_slot(va: CanonicalGraph, vb: CanonicalGraph, part_a: NDArray[np.int64], part_b: NDArray[np.int64],
+               free_a: NDArray[np.bool_], free_b: NDArray[np.bool_],
+               offset: int) -> Tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Edges between the free nodes (removed, and added + ``offset``) that feed one slot of one pair."""
     width = max(int(va.input_arrays[0].max(initial=0)), int(vb.input_arrays[0].max(initial=0))) + 2
     node_a, key_a = _slots(va, part_a, free_a, width)
@@ -242,10 +245,10 @@ class _MatchedSignatures:
         return sig in self._made
 
 
-def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int], taken: Set[int], taken_other: Set[int],
-             kind: str, before_side: bool) -> List[_Draft]:
+def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int], taken: Set[int],
+             taken_other: Set[int], kind: str, before_side: bool) -> List[_Draft]:
     """Hunks for the functions of ``view`` called once, absent from ``other``, holding paired nodes."""
-    out = []
+    out: List[_Draft] = []
     if not view.inlined:
         return out
     # What stands at a call's site besides the call: the tuple items read through it, and in
@@ -293,8 +296,9 @@ def _emptied(va: CanonicalGraph, a2b: Sequence[int], drafts: List[_Draft], taken
         if a2b[g] >= 0 or g in taken_a:
             continue
         scope = va.scope(g)
-        homes = [into.get(r) for r in scope if a2b[r] >= 0 and va.kind[r] != "Op"]
-        if not homes or None in homes:
+        found = [into.get(r) for r in scope if a2b[r] >= 0 and va.kind[r] != "Op"]
+        homes = [d for d in found if d is not None]
+        if not found or len(homes) < len(found):
             continue
         # The hunk most of them went to (the first on a tie): a constant two kernels shared
         # went to one of them.

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from typing import Any, Iterator, Mapping, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import numpy as np
+from numpy.typing import NDArray
 
+from ..format import Document
 from .signatures import Labels, line_keys
 from .graph import CanonicalGraph
 
@@ -29,13 +31,13 @@ class IndexedDocument:
 
     __slots__ = ("doc", "graph", "labels", "_lines")
 
-    def __init__(self, doc: Mapping[str, Any], graph: Optional[CanonicalGraph] = None) -> None:
+    def __init__(self, doc: Document, graph: Optional[CanonicalGraph] = None) -> None:
         self.doc = doc
         self.graph = graph if graph is not None else CanonicalGraph(doc)
         self.labels = Labels(self.graph)
-        self._lines: Optional[np.ndarray] = None
+        self._lines: Optional[NDArray[np.uint64]] = None
 
-    def line_keys(self) -> np.ndarray:
+    def line_keys(self) -> NDArray[np.uint64]:
         """Each node's line key in topological order (see :func:`.signatures.line_keys`),
         computed the first time a diff needs it."""
         if self._lines is None:
@@ -57,7 +59,7 @@ class IndexedDocument:
 
 
 #: What :func:`~relayviz_instrument.diff.diff` accepts on each side.
-Diffable = Union[Mapping[str, Any], IndexedDocument]
+Diffable = Union[Document, IndexedDocument]
 
 
 def index_document(doc: Diffable, graph: Optional[CanonicalGraph] = None) -> IndexedDocument:

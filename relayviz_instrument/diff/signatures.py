@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 import orjson
 
 from ..format import reference_field_names
@@ -107,7 +108,7 @@ class Labels:
             op = op_of[r]
             if op >= 0:
                 # A call of an Op: the hot path. Its Op gives the name and attributes.
-                ty = node.get("type")
+                ty: Any = node.get("type")  # a type object (JSON), or None
                 plain = len(node) == 4 and ty is not None and len(ty) == 2
                 if plain:
                     try:
@@ -147,10 +148,10 @@ class Labels:
                     if isinstance(shape, list):
                         # A large tensor: its shape is tier 2, its digest tier 3.
                         tkey2 = (node["dtype"], *shape)
-                        c2 = leaf_types.get(tkey2)
-                        if c2 is None:
-                            c2 = leaf_types[tkey2] = hash((const1, tkey2))
-                        codes[r] = (const0, const1, c2, hash((c2, value["digest"])))
+                        t2 = leaf_types.get(tkey2)
+                        if t2 is None:
+                            t2 = leaf_types[tkey2] = hash((const1, tkey2))
+                        codes[r] = (const0, const1, t2, hash((t2, value["digest"])))
                         continue
             raw = None
             if k == "Const":
@@ -260,7 +261,7 @@ def residual_signatures(view: CanonicalGraph, labels: Sequence[int], partner: Se
     return out
 
 
-def line_keys(view: CanonicalGraph, labels: Labels) -> "np.ndarray":
+def line_keys(view: CanonicalGraph, labels: Labels) -> NDArray[np.uint64]:
     """A key per node, in ``view.topo`` order, the way a text diff sees a line: its tier-3
     label, where its inputs are, each as its distance back in that order (an input that is a
     leaf, as its signature instead: parameters and constants sit far from their users), and
@@ -293,10 +294,11 @@ def line_keys(view: CanonicalGraph, labels: Labels) -> "np.ndarray":
     return keys[np.asarray(view.topo, dtype=np.int64)]
 
 
-def _mix(x: "np.ndarray") -> "np.ndarray":
+def _mix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
     """splitmix64's finalizer, element-wise (uint64 arithmetic wraps)."""
     x = x ^ (x >> np.uint64(30))
     x = x * np.uint64(0xBF58476D1CE4E5B9)
     x = x ^ (x >> np.uint64(27))
     x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    mixed: NDArray[np.uint64] = x ^ (x >> np.uint64(31))
+    return mixed

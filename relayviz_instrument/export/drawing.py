@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 import orjson
 
 from ..diff import GraphDiff
-from ..format import labelled_references
+from ..format import Document, labelled_references
 from .base import ExportGraph
 
 __all__ = ["DrawnNode", "DrawnEdge", "Cluster", "Drawing", "STATUSES", "STATUS_COLOURS", "draw", "type_text"]
@@ -168,7 +168,7 @@ def draw(graph: ExportGraph) -> Drawing:
 class _Layout:
     """One document read as a dataflow graph: which nodes are drawn, who owns them, edges."""
 
-    def __init__(self, doc: Mapping[str, Any]) -> None:
+    def __init__(self, doc: Document) -> None:
         self.nodes: Sequence[Mapping[str, Any]] = doc["nodes"]
         nodes = self.nodes
         self.kind = [n.get("node_kind", "?") for n in nodes]
@@ -281,7 +281,8 @@ class _Layout:
             return {"dtype": node["dtype"], "shape": node.get("shape", [])}
         if kind == "Const":
             value = node.get("value")
-            return {"dtype": node.get("dtype"), "shape": value.get("array_shape", []) if isinstance(value, dict) else []}
+            shape = value.get("array_shape", []) if isinstance(value, dict) else []
+            return {"dtype": node.get("dtype"), "shape": shape}
         return node.get("type")
 
     def type_of(self, i: int) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._files import atomic_write_bytes
 from ..errors import RelayVizUsageError
+from ..format import Document
 from ..graph_json import (ConstantData, GraphExecutorExport, check_params, params_path, save_params,
                           to_graph_executor_json)
 from .base import ExportGraph, ExportOptions, OutputPath
@@ -22,7 +23,7 @@ from .base import ExportGraph, ExportOptions, OutputPath
 __all__ = ["NetronExporter", "write_netron"]
 
 
-def write_netron(doc: Mapping[str, Any], path: OutputPath, *, params: Optional[Mapping[str, Any]] = None,
+def write_netron(doc: Document, path: OutputPath, *, params: Optional[Mapping[str, Any]] = None,
                  source: str = "<document>", params_source: str = "<params>") -> List[Path]:
     """Write ``doc`` as graph executor JSON to ``path`` (which must end in ``.json``).
 

@@ -5,17 +5,19 @@ The format is the one specified in the RelayViz proposal (version 1.0): a root o
 other by their index in ``nodes``. Version 1.1 adds node kinds and optional fields for the
 rest of Relay (and for PrimFuncs and graph executor JSON); it never changes what a 1.0 field
 means, so a 1.0 reader still understands a 1.1 document. ``docs/format.md`` documents every
-node kind. Three modules::
+node kind. Its modules::
 
     kinds.py      the kind tables, reference groups and the one walker over references
-    document.py   format tag, version, building and encoding a root object
-    validate.py   load / loads / validate: one line naming file, node and field
+    document.py   the Document type, format tag, version, building and encoding a root object
+    irs.py        the IR vocabulary: the names of the ``ir`` of documents and pass records
+    loading.py    load / loads / validate: one line naming file, node and field
     schema.py     the JSON Schema, generated from the kind tables
 """
 
 from __future__ import annotations
 
-from .document import FORMAT, SMALL_TENSOR_ELEMENTS, VERSION, digest_bytes, digest_parts, encode, new_document
+from .document import (FORMAT, SMALL_TENSOR_ELEMENTS, VERSION, Document, Node, digest_bytes, digest_parts, encode,
+                       new_document)
 from .kinds import (CALLABLE_KINDS, EXPR_KINDS, FUNCTION_KINDS, INFERRED_TYPE_KINDS, NODE_KINDS, PATTERN_KINDS,
                     Field, FieldKind, NodeKind, labelled_references, reference_field_names, references,
                     topological_order)
@@ -25,6 +27,8 @@ from .loading import ValidationReport, load, loads, validate
 __all__ = [
     "FORMAT",
     "VERSION",
+    "Document",
+    "Node",
     "NODE_KINDS",
     "EXPR_KINDS",
     "CALLABLE_KINDS",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; mypy knows typing_extensions without it installed
+    from typing_extensions import TypeGuard
 
 __all__ = ["is_int", "json_type_name"]
 
@@ -11,7 +14,7 @@ __all__ = ["is_int", "json_type_name"]
 _INT_RANGE = (-(2 ** 63), 2 ** 64 - 1)
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     """True for a JSON integer (``bool`` is an ``int`` to Python, not to JSON) of 64 bits at
     most (an object built in Python may hold larger ones, which no file here can carry)."""
     return isinstance(value, int) and not isinstance(value, bool) and _INT_RANGE[0] <= value <= _INT_RANGE[1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "FieldKind",
@@ -339,7 +339,7 @@ CALLABLE_KINDS = frozenset({
     "Op", "Function", "GlobalVar", "Var", "Constructor", "Call", "Let", "If", "TupleGetItem",
     "Match", "RefRead", "Bind", "Opaque", "ExternFunc", "SeqExpr",
 })
-TARGET_GROUPS: Mapping[str, frozenset] = {
+TARGET_GROUPS: Mapping[str, FrozenSet[str]] = {
     "expr": EXPR_KINDS,
     "callable": CALLABLE_KINDS,
     "var": frozenset({"Var"}),
@@ -373,7 +373,7 @@ _REF_FIELDS: Mapping[str, Tuple[Tuple[str, int], ...]] = {
     name: tuple((f.name, _REF_MODES[f.kind]) for f in spec.reference_fields)
     for name, spec in NODE_KINDS.items()
 }
-_REF_NAMES: Mapping[str, frozenset] = {
+_REF_NAMES: Mapping[str, FrozenSet[str]] = {
     name: frozenset(f for f, _ in fields) for name, fields in _REF_FIELDS.items()}
 
 
@@ -400,7 +400,7 @@ def references(node: Mapping[str, Any]) -> List[int]:
     return out
 
 
-def reference_field_names(kind: Any) -> frozenset:
+def reference_field_names(kind: Any) -> FrozenSet[str]:
     """The names of the reference fields of node kind ``kind`` (none for an unknown kind)."""
     return _REF_NAMES.get(kind, frozenset()) if isinstance(kind, str) else frozenset()
 

@@ -7,41 +7,41 @@ import math
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 from .checks import is_int as _is_int, json_type_name as _json_type
 from .._files import parse_json, read_input
 from ..errors import RelayVizFormatError, UnknownNodeKindWarning
-from .document import FORMAT, VERSION
+from .document import FORMAT, VERSION, Document
 from .kinds import (FUNCTION_KINDS, NODE_KINDS, TARGET_GROUPS, TYPE_KINDS, Field, FieldKind,
                     labelled_references)
 
 __all__ = ["load", "loads", "validate", "ValidationReport"]
 
 
-def load(source: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]) -> Dict[str, Any]:
+def load(source: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]) -> Document:
     """Read and validate a RelayViz document from a path or from bytes.
 
     Raises :class:`RelayVizFormatError` naming the file, node and field of the first problem,
-    or :class:`~relayviz_instrument.errors.RelayVizIOError` if the file cannot be read. Node kinds from a newer 1.x minor version are kept and reported with an
-    :class:`UnknownNodeKindWarning`.
+    or :class:`~relayviz_instrument.errors.RelayVizIOError` if the file cannot be read. Node
+    kinds from a newer 1.x minor version are kept and reported with an :class:`UnknownNodeKindWarning`.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         return loads(bytes(source))
     return loads(read_input(source), source=os.fspath(source))
 
 
-def loads(data: Union[bytes, str], *, source: str = "<bytes>") -> Dict[str, Any]:
+def loads(data: Union[bytes, str], *, source: str = "<bytes>") -> Document:
     """Parse and validate a RelayViz document held in memory; see :func:`load`."""
     return checked(parse_json(data, source), source)
 
 
-def checked(doc: Any, source: str) -> Dict[str, Any]:
+def checked(doc: Any, source: str) -> Document:
     """``doc`` (parsed JSON) once :func:`validate` accepts it; notes become warnings."""
     report = validate(doc, source=source)
     for note in report.notes:
         warnings.warn(f"{source}: {note}", UnknownNodeKindWarning, stacklevel=3)
-    return doc
+    return cast(Document, doc)  # what validate() has just checked
 
 
 @dataclass(frozen=True)
@@ -289,7 +289,8 @@ class _Validator:
         if not isinstance(value, dict):
             raise self.fail(f"must be an object, not {_json_type(value)}", node=nid, field=field)
         if "node" in value and not (_is_int(value["node"]) and value["node"] >= 0):
-            raise self.fail(f"must be a graph node id, not {_json_type(value['node'])}", node=nid, field=f"{field}.node")
+            raise self.fail(f"must be a graph node id, not {_json_type(value['node'])}", node=nid,
+                            field=f"{field}.node")
         if "name" in value and not isinstance(value["name"], str):
             raise self.fail(f"must be a string, not {_json_type(value['name'])}", node=nid, field=f"{field}.name")
         for key in ("storage_id", "device_index", "control_deps"):

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from .attrs import format_attr_value, parse_attr_value
 from .params import check_params, load_params, param_names, params_path, read_params, save_params
-from .reader import GRAPH_IRS, document_from_graph, from_graph_json
+from ..format.irs import GRAPH_IRS
+from .reader import document_from_graph, from_graph_json
 from .writer import ConstantData, GraphExecutorExport, to_graph_executor_json
 
 __all__ = [

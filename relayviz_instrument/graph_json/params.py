@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._files import read_bytes
 from ..errors import RelayVizExportError, RelayVizFormatError
@@ -51,7 +52,7 @@ def param_names(data: bytes, *, source: str = "<params>") -> List[str]:
 
 
 
-def read_params(data: bytes, *, source: str = "<params>") -> Dict[str, np.ndarray]:
+def read_params(data: bytes, *, source: str = "<params>") -> Dict[str, NDArray[Any]]:
     """Every array of a TVM parameter file, by name, read with NumPy (TVM is not needed).
 
     Raises :class:`RelayVizFormatError` naming ``source`` for a file that is not a complete
@@ -59,7 +60,7 @@ def read_params(data: bytes, *, source: str = "<params>") -> Dict[str, np.ndarra
     """
     names = param_names(data, source=source)
     offset = 24 + sum(8 + len(name.encode("utf-8")) for name in names)
-    out: Dict[str, np.ndarray] = {}
+    out: Dict[str, NDArray[Any]] = {}
     try:
         (count,) = struct.unpack_from("<Q", data, offset)
         if count != len(names):
@@ -92,12 +93,12 @@ def read_params(data: bytes, *, source: str = "<params>") -> Dict[str, np.ndarra
     return out
 
 
-def load_params(path: Union[str, "os.PathLike[str]"]) -> Dict[str, np.ndarray]:
+def load_params(path: Union[str, "os.PathLike[str]"]) -> Dict[str, NDArray[Any]]:
     """:func:`read_params` of the file at ``path`` (errors name the file)."""
     return read_params(read_bytes(path), source=os.fspath(path))
 
 
-_NUMPY_DTYPES = {
+_NUMPY_DTYPES: Dict[Tuple[int, int, int], "np.dtype[Any]"] = {
     (0, 8, 1): np.dtype("<i1"), (0, 16, 1): np.dtype("<i2"), (0, 32, 1): np.dtype("<i4"), (0, 64, 1): np.dtype("<i8"),
     (1, 1, 1): np.dtype("bool"), (1, 8, 1): np.dtype("<u1"), (1, 16, 1): np.dtype("<u2"),
     (1, 32, 1): np.dtype("<u4"), (1, 64, 1): np.dtype("<u8"),

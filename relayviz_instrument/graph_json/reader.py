@@ -20,13 +20,11 @@ import orjson
 from ..format.checks import is_int as _is_int, json_type_name as _describe
 from .._files import parse_json, read_input
 from ..errors import GraphJSONError
-from ..format import new_document
+from ..format import Document, new_document
+from ..format.irs import GRAPH_EXECUTOR, GRAPH_IRS, NNVM
 from .attrs import parse_attr_value
 
 __all__ = ["GRAPH_IRS", "from_graph_json", "document_from_graph"]
-
-#: The ``ir`` root field of documents made from graph JSON.
-GRAPH_IRS = ("graph_executor", "nnvm")
 
 GraphSource = Union[str, bytes, bytearray, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -43,7 +41,7 @@ _NNVM_TYPE_CODES = {
 _MAX_OUTPUTS = 1 << 16
 
 
-def from_graph_json(source: GraphSource, *, source_name: Optional[str] = None) -> Dict[str, Any]:
+def from_graph_json(source: GraphSource, *, source_name: Optional[str] = None) -> Document:
     """Read graph executor JSON or NNVM graph JSON and return it as a RelayViz document.
 
     ``source`` is the JSON text, its bytes, a path to the file, or the parsed object. Null
@@ -68,7 +66,7 @@ def _read_graph(source: GraphSource) -> Tuple[Any, str]:
     return parse_json(read_input(source), os.fspath(source), GraphJSONError), os.fspath(source)
 
 
-def document_from_graph(graph: Any, source: str) -> Dict[str, Any]:
+def document_from_graph(graph: Any, source: str) -> Document:
     """The RelayViz document of a graph JSON object already parsed from ``source``."""
     return _GraphReader(graph, source).document()
 
@@ -99,7 +97,7 @@ class _GraphReader:
 
     # -- checks ----------------------------------------------------------------------------
 
-    def document(self) -> Dict[str, Any]:
+    def document(self) -> Document:
         graph = self.graph
         if not isinstance(graph, dict):
             raise self.fail(f"the root must be a JSON object, not {_describe(graph)}")
@@ -313,7 +311,7 @@ class _GraphReader:
             return {"dtype": dtypes[eid], "shape": shape}, shape
         return None, shape
 
-    def build(self) -> Dict[str, Any]:
+    def build(self) -> Document:
         out: List[Dict[str, Any]] = []
         value_of: List[int] = []  # graph node id -> RelayViz node id
         ops: Dict[Tuple[str, bytes], int] = {}
@@ -330,7 +328,8 @@ class _GraphReader:
             key = (nid, index)
             if key not in items:
                 node: Dict[str, Any] = {"node_kind": "TupleGetItem", "tuple_value": value_of[nid], "index": index}
-                field_type = types[nid]["fields"][index] if types[nid] is not None else None
+                tuple_type = types[nid]
+                field_type = tuple_type["fields"][index] if tuple_type is not None else None
                 if field_type is not None:
                     node["type"] = field_type
                 items[key] = add(node)
@@ -397,7 +396,7 @@ class _GraphReader:
         if ret_type is not None:
             function["ret_type"] = ret_type
         main = add(function)
-        return new_document(out, ir="nnvm" if is_nnvm else "graph_executor", functions={"main": main})
+        return new_document(out, ir=NNVM if is_nnvm else GRAPH_EXECUTOR, functions={"main": main})
 
 
 def _var_type(var: Mapping[str, Any]) -> Optional[Dict[str, Any]]:

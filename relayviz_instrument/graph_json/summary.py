@@ -10,10 +10,11 @@ data (the rows of ``relayviz inspect --json``); the CLI renders it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Collection, Dict, List, Optional, Tuple
 
 from ..errors import RelayVizFormatError
-from . import GRAPH_IRS
+from ..format import Document
+from ..format.irs import GRAPH_IRS
 
 __all__ = ["GraphSummary", "summarize_graph"]
 
@@ -40,7 +41,7 @@ class GraphSummary:
     node_ids: List[int]
 
 
-def summarize_graph(doc: Mapping[str, Any], *, param_names: Collection[str] = (),
+def summarize_graph(doc: Document, *, param_names: Collection[str] = (),
                     source: str = "<document>") -> GraphSummary:
     """Summarize a RelayViz document made from graph JSON (``ir`` ``graph_executor`` or ``nnvm``).
 
@@ -149,6 +150,7 @@ class _GraphEntries:
         return [(f.get("shape"), f.get("dtype")) for f in fields]
 
 
-def _not_a_graph(message: str, source: str, node: Optional[int] = None, field: Optional[str] = None) -> RelayVizFormatError:
+def _not_a_graph(message: str, source: str, node: Optional[int] = None,
+                 field: Optional[str] = None) -> RelayVizFormatError:
     return RelayVizFormatError(message, source=source, node=node, field=field,
                                hint="inspect reads the graphs relayviz makes of graph executor or NNVM JSON")

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import orjson
 
 from ..errors import RelayVizExportError, RelayVizFormatError
-from ..format import labelled_references, topological_order
+from ..format import Document, labelled_references, topological_order
+from ..format.irs import GRAPH_IRS
 from .attrs import format_attr_value
-from .reader import GRAPH_IRS
 
 __all__ = ["ConstantData", "GraphExecutorExport", "to_graph_executor_json"]
 
@@ -61,7 +61,7 @@ class GraphExecutorExport:
         return orjson.dumps(self.graph, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
 
 
-def to_graph_executor_json(doc: Mapping[str, Any], *, source: str = "<document>") -> GraphExecutorExport:
+def to_graph_executor_json(doc: Document, *, source: str = "<document>") -> GraphExecutorExport:
     """Write the ``main`` function of a RelayViz document as graph executor JSON.
 
     Works for documents made from graph JSON (written back node for node) and for Relay
@@ -81,7 +81,7 @@ def to_graph_executor_json(doc: Mapping[str, Any], *, source: str = "<document>"
 class _GraphWriter:
     """Evaluates ``main`` symbolically: every value is a graph entry or a tuple of them."""
 
-    def __init__(self, doc: Mapping[str, Any], source: str) -> None:
+    def __init__(self, doc: Document, source: str) -> None:
         self.doc = doc
         self.source = source
         self.nodes: List[Dict[str, Any]] = doc["nodes"]
@@ -117,7 +117,8 @@ class _GraphWriter:
             fid = next(iter(functions.values()))
         else:
             raise RelayVizFormatError("the document has no 'main' function and no 'root' to export",
-                                      source=self.source, field="functions", hint="export a module with a main function")
+                                      source=self.source, field="functions",
+                                      hint="export a module with a main function")
         node = nodes[fid]
         if node.get("node_kind") == "Function":
             return list(node["params"]), node["body"]
@@ -356,7 +357,7 @@ class _GraphWriter:
     def graph(self, heads: List[_Entry]) -> Dict[str, Any]:
         shapes = [e[0] for e in self.entries]
         dtypes = [e[1] for e in self.entries]
-        storage = [e[2] for e in self.entries]
+        storage: Sequence[Optional[int]] = [e[2] for e in self.entries]
         devices = [e[3] for e in self.entries]
         attrs: Dict[str, Any] = {}
         if all(d is not None for d in dtypes):
@@ -366,8 +367,9 @@ class _GraphWriter:
         if not (self.is_graph and all(s is not None for s in storage)):
             storage = self.plan_storage()
         attrs["storage_id"] = ["list_int", storage]
-        if all(s is not None and all(isinstance(d, int) or d == "?" for d in s) for s in shapes):
-            attrs["shape"] = ["list_shape", [[-1 if d == "?" else d for d in s] for s in shapes]]
+        known = [s for s in shapes if s is not None]
+        if len(known) == len(shapes) and all(isinstance(d, int) or d == "?" for s in known for d in s):
+            attrs["shape"] = ["list_shape", [[-1 if d == "?" else d for d in s] for s in known]]
         return {
             "nodes": self.out,
             "arg_nodes": [gid for gid, node in enumerate(self.out) if node["op"] == "null"],

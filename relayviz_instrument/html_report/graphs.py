@@ -130,9 +130,9 @@ def pass_graph(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str,
         members = [of_before[a] for a in hunk.removed if a in of_before]
         members += [of_after[b] for b in hunk.added if b in of_after]
         for a, b in hunk.matched:
-            g = of_after.get(b, of_before.get(a))
-            if g is not None:
-                members.append(g)
+            shown = of_after.get(b, of_before.get(a))
+            if shown is not None:
+                members.append(shown)
         hunks.append(sorted(set(members)))
     regions = _regions(nodes, edges, {g for members in hunks for g in members})
     return {"nodes": nodes, "edges": edges, "hunks": hunks, "regions": regions}

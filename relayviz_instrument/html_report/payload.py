@@ -15,7 +15,7 @@ from ..diff import GraphDiff
 from ..analysis.pass_diffs import PassDiffs
 from ..views.overview import show_trace
 from ..analysis.provenance import Provenance
-from ..store import PassRecord, Trace
+from ..store import PassRecord, TraceLike
 from .graphs import STATUSES, pass_graph, snapshot_graph
 
 __all__ = ["report_data", "PAYLOAD_FORMAT", "COLLAPSE_ABOVE"]
@@ -27,7 +27,7 @@ COLLAPSE_ABOVE = 150
 
 
 class _Builder:
-    def __init__(self, trace: Trace, cache: PassDiffs) -> None:
+    def __init__(self, trace: TraceLike, cache: PassDiffs) -> None:
         self.trace = trace
         self.cache = cache
         self.snapshots: List[Dict[str, Any]] = []
@@ -87,7 +87,7 @@ def _pass(record: PassRecord, graph: Optional[int], span: Optional[Tuple[int, in
     return out
 
 
-def report_data(trace: Trace, *, cache: Optional[PassDiffs] = None,
+def report_data(trace: TraceLike, *, cache: Optional[PassDiffs] = None,
                 collapse_above: int = COLLAPSE_ABOVE) -> Dict[str, Any]:
     """Everything the HTML report of ``trace`` shows, as JSON-able data.
 
@@ -116,8 +116,8 @@ def report_data(trace: Trace, *, cache: Optional[PassDiffs] = None,
     first_step = next((s["pass"] for s in steps if s["pass"] is not None), None)
     return {
         "format": PAYLOAD_FORMAT,
-        "trace": {"path": str(trace.path), "name": trace.path.name, "complete": trace.complete,
-                  "problems": list(trace.problems)},
+        "trace": {"path": str(trace.path), "name": trace.path.name if trace.path is not None else "(in memory)",
+                  "complete": trace.complete, "problems": list(trace.problems)},
         "statuses": list(STATUSES),
         "collapse_above": collapse_above,
         "passes": passes,

@@ -36,15 +36,16 @@ import json
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, cast
 
 import orjson
 
-from ..analysis.builds import ARTIFACT_IRS
 from ..errors import RelayVizFormatError, RelayVizTraceError, RelayVizUsageError
+from ..format import Document
+from ..format.irs import ARTIFACT_IRS, GRAPH_IRS, MODULE_IRS
 from ..format.loading import checked
 from ..analysis.pipeline import FINISHING, SCRATCH, event_roles
-from ..store import PassRecord
+from ..store import PassRecord, TraceLike
 
 __all__ = ["SNAPSHOT_FORMAT", "SnapshotOptions", "StoredSnapshot", "SnapshotFormatError", "encode_snapshot",
            "decode_snapshot", "pinned_part", "header_versions"]
@@ -59,7 +60,7 @@ _REF_DIGITS = 12
 #: without one long name re-aligning every row.
 _NAME_WIDTH = 40
 _STATES = ("changed", "unchanged", "unknown", "failed", "unrecorded")
-_MODULE_IRS = frozenset({"relay", "relax"}) | ARTIFACT_IRS
+_PINNED_IRS = MODULE_IRS | ARTIFACT_IRS
 _SHAPES_ONLY = "(not compared)"
 
 
@@ -116,7 +117,7 @@ class StoredSnapshot:
 
     header: Dict[str, Any]
     records: List[PassRecord] = field(default_factory=list)
-    modules: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    modules: Dict[str, Document] = field(default_factory=dict)
     #: The module of a snapshot of one module, function or graph.
     root: Optional[str] = None
     path: None = None
@@ -128,7 +129,7 @@ class StoredSnapshot:
         """``trace``, ``module``, ``function`` or ``graph``."""
         return str(self.header.get("object"))
 
-    def snapshot(self, ref: str) -> Dict[str, Any]:
+    def snapshot(self, ref: str) -> Document:
         """The module named ``ref``."""
         try:
             return self.modules[ref]
@@ -155,7 +156,7 @@ def encode_snapshot(obj: Any, options: SnapshotOptions = SnapshotOptions()) -> b
         kind, body = "trace", _trace_body(obj, options)
     else:
         doc = _document(obj)
-        kind = ("graph" if doc.get("ir") in ("graph_executor", "nnvm")
+        kind = ("graph" if doc.get("ir") in GRAPH_IRS
                 else "module" if "functions" in doc else "function")
         ref, lines = _module_lines(_normalized(doc, options))
         body = [f"module {ref}: {len(doc['nodes'])} nodes", *lines]
@@ -173,7 +174,7 @@ def _versions(obj: Any) -> Tuple[str, str]:
             ".".join(str(python).split(".")[:2]))
 
 
-def _document(obj: Any) -> Dict[str, Any]:
+def _document(obj: Any) -> Document:
     if isinstance(obj, dict):
         return checked(obj, "the document given to the snapshot")
     from ..graph_json import from_graph_json
@@ -184,13 +185,13 @@ def _document(obj: Any) -> Dict[str, Any]:
         return from_graph_json(obj.get_graph_json(), source_name="relay.build")
     from ..serialize import to_relayviz
 
-    return to_relayviz(obj)
+    return cast(Document, to_relayviz(obj))  # serialize/ still annotates its documents as plain dicts
 
 
-def _trace_body(trace: Any, options: SnapshotOptions) -> List[str]:
+def _trace_body(trace: TraceLike, options: SnapshotOptions) -> List[str]:
     records: List[PassRecord] = list(trace.records)
     roles = event_roles(records)
-    pinned = [r for r in records if (r.ir in _MODULE_IRS and roles.get(r.index) != SCRATCH
+    pinned = [r for r in records if (r.ir in _PINNED_IRS and roles.get(r.index) != SCRATCH
                                      and options.keeps(r.name))]
     names: Dict[str, str] = {}  # the trace's reference -> the module's name in the file
     lines: Dict[str, List[str]] = {}  # the trace's reference -> the module's lines
@@ -232,7 +233,7 @@ def _trace_body(trace: Any, options: SnapshotOptions) -> List[str]:
     return rows
 
 
-def _normalized(doc: Dict[str, Any], options: SnapshotOptions) -> Dict[str, Any]:
+def _normalized(doc: Document, options: SnapshotOptions) -> Document:
     """``doc`` with what the options leave out blanked: constant values (shapes and dtypes
     stay), variable names; and always without ``hash`` attributes. Those (LabelOps puts one on
     every fused function, and the built graph repeats it) are TVM's structural hashes of the
@@ -253,7 +254,7 @@ def _normalized(doc: Dict[str, Any], options: SnapshotOptions) -> Dict[str, Any]
     return {**doc, "nodes": nodes}
 
 
-def _module_lines(doc: Dict[str, Any]) -> Tuple[str, List[str]]:
+def _module_lines(doc: Document) -> Tuple[str, List[str]]:
     """A module's name and its lines: its root fields, then one line per node."""
     sort = orjson.OPT_SORT_KEYS
     lines = ["  root " + orjson.dumps({k: v for k, v in doc.items() if k != "nodes"}, option=sort).decode()]
@@ -382,7 +383,7 @@ class _Reader:
         return PassRecord(index=row, name=name, depth=int(match.group(2)), before=before, after=after,
                           changed=changed, error="failed" if state == "failed" else None)
 
-    def module(self, body: List[str], ref: str, start: int) -> Dict[str, Any]:
+    def module(self, body: List[str], ref: str, start: int) -> Document:
         if not body or not body[0].startswith("  root "):
             self.at = start
             raise self.fail(f"module {ref} has no root line")

@@ -77,7 +77,10 @@ class RelayVizSnapshotExtension(SingleFileSnapshotExtension):
     @classmethod
     def write_snapshot_collection(cls, *, snapshot_collection: "SnapshotCollection",
                                   name_order: Optional[dict] = None) -> None:
-        atomic_write_bytes(snapshot_collection.location, next(iter(snapshot_collection)).data)
+        data = next(iter(snapshot_collection)).data
+        if not isinstance(data, bytes):  # as syrupy's own writer refuses it
+            raise TypeError(f"can't write {type(data).__name__} snapshot data; expected bytes")
+        atomic_write_bytes(snapshot_collection.location, data)
 
 
 def _configured_root(config: Any) -> Optional[Path]:
@@ -108,8 +111,11 @@ def extension_class(options: SnapshotOptions, update: bool) -> Type[RelayVizSnap
 class RelayVizSnapshotAssertion(SnapshotAssertion):
     """``assert relayviz_snapshot == value``, and ``relayviz_snapshot(...)`` for options."""
 
-    def __call__(self, *, constants: str = "digests", names: bool = True, passes: Optional[str] = None,
-                 exclude: Optional[str] = None, name: Optional[str] = None) -> "RelayVizSnapshotAssertion":
+    # The call takes RelayViz's options in place of syrupy's (diff, matcher, include, ...), which
+    # this snapshot does not support: a deliberate narrowing of the base class's signature.
+    def __call__(self, *, constants: str = "digests", names: bool = True,  # type: ignore[override]
+                 passes: Optional[str] = None, exclude: Optional[str] = None,
+                 name: Optional[str] = None) -> "RelayVizSnapshotAssertion":
         """The next assertion leaves out what the options say (see
         :class:`~relayviz_instrument.snapshot.SnapshotOptions`); ``name`` names its file."""
         options = SnapshotOptions(constants, names, passes, exclude)
@@ -120,8 +126,10 @@ class RelayVizSnapshotAssertion(SnapshotAssertion):
         self._compared = other  # what the reversed-operands check of the plugin looks for
         matched = super().__eq__(other)
         result = self.executions.get(self.num_executions - 1)
-        if matched and result is not None and result.recalled_data and result.asserted_data:
-            note = version_note(bytes(result.recalled_data), bytes(result.asserted_data))
+        recalled = None if result is None else result.recalled_data
+        asserted = None if result is None else result.asserted_data
+        if matched and isinstance(recalled, bytes) and isinstance(asserted, bytes) and recalled and asserted:
+            note = version_note(recalled, asserted)
             if note:
                 from .plugin import NOTES
 

@@ -5,20 +5,23 @@ and the sink that owns the manifest, the memory and directory stores, and the re
     sink.py        TraceStore (the Protocol both stores implement) and TraceSink
     memory.py      MemoryStore: a trace kept in memory
     directory.py   DirectoryStore: a trace directory, compressed snapshots, atomic writes
-    reader.py      load_trace / Trace: a trace directory read back
+    trace.py       load_trace / Trace: a trace directory read back; TraceLike, what readers ask of a trace
+    documents.py   read_document: a snapshot or graph JSON file as a document
 """
 
 from __future__ import annotations
 
 from .directory import DirectoryStore, new_trace_dir
 from .memory import MemoryStore
-from .trace import MANIFEST, MODULES, SNAPSHOTS, Trace, load_trace, read_module, read_snapshot, snapshot_path, snapshot_ref
+from .trace import (MANIFEST, MODULES, SNAPSHOTS, Trace, TraceLike, load_trace, read_module, read_snapshot,
+                    snapshot_path, snapshot_ref)
 from .records import TRACE_FORMAT, PassRecord, begin_line, close_line, end_line, header_line, read_manifest
 from .sink import TraceSink, TraceStore
 
 __all__ = [
     "PassRecord",
     "Trace",
+    "TraceLike",
     "load_trace",
     "TraceStore",
     "TraceSink",

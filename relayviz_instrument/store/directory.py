@@ -5,7 +5,7 @@ Layout::
 
     manifest.jsonl              one JSON object per line (see records.py)
     snapshots/<ref>.json.zst    RelayViz documents (zstandard), named by a digest of their JSON
-    modules/<ref>.json.zst      IR modules as tvm.ir.save_json wrote them (only for relayviz replay)
+    modules/<ref>.json.zst      IR modules kept for relayviz replay (save_json, or TVMScript and constants)
     cache/                      what readers derived from the trace (diff summaries), by version
 
 Because a ``begin`` line is on disk before its pass runs, a trace left by a process that
@@ -17,14 +17,14 @@ from __future__ import annotations
 import datetime
 import os
 from pathlib import Path
-from typing import IO, Any, Dict, Optional, Union
+from typing import IO, Any, Dict, Optional, Set, Tuple, Union
 
 import orjson
 import zstandard
 
 from .._files import ZSTD_SUFFIX, atomic_write_bytes
 from ..errors import RelayVizTraceError
-from ..format import encode
+from ..format import Document, encode
 from .trace import MANIFEST, MODULES, SNAPSHOTS, read_module, read_snapshot, snapshot_ref
 
 __all__ = ["DirectoryStore", "new_trace_dir", "COMPRESSION_LEVEL"]
@@ -45,14 +45,15 @@ class DirectoryStore:
         self.path: Optional[Path] = Path(path)
         root = Path(path)
         self._compressor = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
-        self._written: set = set()
+        self._written: Set[Tuple[str, str]] = set()
         try:
             root.mkdir(parents=True, exist_ok=True)
             if any(root.iterdir()):
                 raise RelayVizTraceError(
                     f"{root}: the trace directory is not empty; pass a new directory "
                     "(or none: a new relayviz-trace/<timestamp>/ is made)")
-            self._manifest: Optional[IO[bytes]] = open(root / MANIFEST, "xb")
+            # open for the store's life, appended to line by line; close() closes it
+            self._manifest: Optional[IO[bytes]] = open(root / MANIFEST, "xb")  # noqa: SIM115
             (root / SNAPSHOTS).mkdir(exist_ok=True)
         except FileExistsError:
             raise RelayVizTraceError(f"{root}: another trace is being written to this directory; "
@@ -66,10 +67,10 @@ class DirectoryStore:
         assert self.path is not None
         return self.path
 
-    def put(self, doc: Dict[str, Any]) -> str:
+    def put(self, doc: Document) -> str:
         return self._write(SNAPSHOTS, encode(doc))
 
-    def get(self, ref: str) -> Dict[str, Any]:
+    def get(self, ref: str) -> Document:
         return read_snapshot(self.root, ref)
 
     def put_module(self, data: bytes) -> str:
@@ -88,7 +89,7 @@ class DirectoryStore:
         if (folder, ref) not in self._written:
             target = self.root / folder / f"{ref}.json{ZSTD_SUFFIX}"
             if not target.exists():
-                atomic_write_bytes(target, self._compressor.compress(data))
+                atomic_write_bytes(target, self._compressor.compress(data), within=self.root)
             self._written.add((folder, ref))
         return ref
 
@@ -97,7 +98,7 @@ class DirectoryStore:
         manifest if the store was closed)."""
         if self._manifest is None:
             try:
-                self._manifest = open(self.root / MANIFEST, "ab")
+                self._manifest = open(self.root / MANIFEST, "ab")  # noqa: SIM115 (closed by close())
             except OSError as exc:
                 raise RelayVizTraceError(f"{self.root}: cannot reopen the manifest: "
                                          f"{exc.strerror or exc}") from exc

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional
 import orjson
 
 from ..errors import RelayVizTraceError
-from ..format import encode, loads
+from ..format import Document, encode, loads
 from .trace import snapshot_ref
 
 __all__ = ["MemoryStore"]
@@ -25,13 +25,13 @@ class MemoryStore:
         #: The manifest lines, encoded as a directory store writes them.
         self.lines: List[bytes] = []
 
-    def put(self, doc: Dict[str, Any]) -> str:
+    def put(self, doc: Document) -> str:
         data = encode(doc)
         ref = snapshot_ref(data)
         self._snapshots.setdefault(ref, data)
         return ref
 
-    def get(self, ref: str) -> Dict[str, Any]:
+    def get(self, ref: str) -> Document:
         try:
             return loads(self._snapshots[ref], source=f"snapshot {ref}")
         except KeyError:

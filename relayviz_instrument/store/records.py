@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 import orjson
 
 from ..format.checks import is_int, json_type_name
+from ..format.irs import RELAY
 from ..errors import RelayVizTraceError
 
 __all__ = ["PassRecord", "TRACE_FORMAT", "TRACE_FORMATS_READ", "header_line", "begin_line", "end_line",
@@ -52,7 +53,7 @@ class PassRecord:
     ``skipped`` is True for an event :class:`~relayviz_instrument.capture.RelayVizBisect` did
     not let run, and ``bisect`` numbers the events it could skip (None for the others).
     ``replay`` holds what ``relayviz replay`` needs to run the pass again (the input module
-    in ``tvm.ir.save_json`` form, by reference, and the PassContext and target): written for
+    by reference, in the form ``module_form`` names, and the PassContext and target): written for
     the pass that raised, and for passes chosen with ``keep_modules``.
     """
 
@@ -68,7 +69,7 @@ class PassRecord:
     after: Optional[str] = None
     nodes_before: Optional[int] = None
     nodes_after: Optional[int] = None
-    ir: str = "relay"
+    ir: str = RELAY
     error: Optional[str] = None
     note: Optional[str] = None
     skipped: bool = False

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Protocol, Set
 
 from ..errors import RelayVizTraceError
+from ..format import Document
 from .records import PassRecord, begin_line, close_line, end_line, header_line
 
 __all__ = ["TraceStore", "TraceSink"]
@@ -24,16 +25,17 @@ class TraceStore(Protocol):
 
     ``put`` stores a document and returns its reference (the same document gives the same
     reference in every store); ``get`` reads it back; ``put_module`` and ``get_module`` do
-    the same for an IR module in TVM's ``save_json`` form (kept for ``relayviz replay``); ``append`` adds one manifest line and
-    makes it durable as far as the store can; ``close`` flushes everything (a later
-    ``append`` opens the manifest again). ``path`` is the trace directory, ``None`` in memory.
+    the same for a kept IR module's bytes (``capture/kept_module.py``, for ``relayviz
+    replay``); ``append`` adds one manifest line and makes it durable as far as the store can;
+    ``close`` flushes everything (a later ``append`` opens the manifest again). ``path`` is the
+    trace directory, ``None`` in memory.
     """
 
     path: Optional[Path]
 
-    def put(self, doc: Dict[str, Any]) -> str: ...
+    def put(self, doc: Document) -> str: ...
 
-    def get(self, ref: str) -> Dict[str, Any]: ...
+    def get(self, ref: str) -> Document: ...
 
     def put_module(self, data: bytes) -> str: ...
 
@@ -58,20 +60,20 @@ class TraceSink:
     def path(self) -> Optional[Path]:
         return self.store.path
 
-    def put(self, doc: Dict[str, Any]) -> str:
+    def put(self, doc: Document) -> str:
         """Store a snapshot; its reference."""
         return self.store.put(doc)
 
-    def get(self, ref: str) -> Dict[str, Any]:
+    def get(self, ref: str) -> Document:
         """A stored snapshot."""
         return self.store.get(ref)
 
     def put_module(self, data: bytes) -> str:
-        """Store an IR module's ``tvm.ir.save_json`` text; its reference."""
+        """Store a kept IR module's bytes (JSON, in one of ``capture/kept_module.py``'s forms); its reference."""
         return self.store.put_module(data)
 
     def get_module(self, ref: str) -> bytes:
-        """A stored IR module's ``save_json`` text."""
+        """A stored IR module's bytes."""
         return self.store.get_module(ref)
 
     def begin(self, record: PassRecord) -> None:

@@ -1,24 +1,32 @@
 """Reading a trace back: a directory written by :class:`~relayviz_instrument.store.DirectoryStore`
-(or a live trace in memory) as records and snapshots."""
+as records and snapshots, and :class:`TraceLike`, what every reader of a trace may ask of one
+(a trace read back, or a live ``RelayVizTrace``)."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Protocol, Sequence, Union
 
 from .._files import ZSTD_SUFFIX, read_input
 from ..errors import RelayVizTraceError
-from ..format import digest_bytes, loads
+from ..format import Document, digest_bytes, loads
 from .records import PassRecord, read_manifest
 
-__all__ = ["Trace", "load_trace", "read_snapshot", "snapshot_path", "snapshot_ref", "read_module", "MANIFEST",
-           "SNAPSHOTS", "MODULES"]
+__all__ = ["Trace", "TraceLike", "load_trace", "read_snapshot", "read_snapshot_bytes", "snapshot_path",
+           "snapshot_ref", "snapshot_file_ref", "read_module", "MANIFEST", "SNAPSHOTS", "MODULES",
+           "MANIFEST_LINE_BYTES"]
 
 MANIFEST = "manifest.jsonl"
 SNAPSHOTS = "snapshots"
-#: IR modules kept in TVM's own form (``tvm.ir.save_json``) for ``relayviz replay``.
+#: IR modules kept for ``relayviz replay`` (JSON: ``tvm.ir.save_json``, or TVMScript with its constants).
 MODULES = "modules"
+#: The longest manifest line read. The instrument writes lines of a few KiB (it keeps an error
+#: to 4,000 characters); a longer line holds a name no compilation gave, and past this bound
+#: the trace is refused rather than read into memory. Names up to it are shown shortened
+#: (:func:`~relayviz_instrument.names.printable`).
+MANIFEST_LINE_BYTES = 64 * 2**20
 
 
 def snapshot_ref(data: bytes) -> str:
@@ -47,7 +55,7 @@ def _check_ref(root: Path, ref: Any, what: str) -> None:
 
 
 def read_module(root: Path, ref: str) -> bytes:
-    """The ``tvm.ir.save_json`` text (bytes) of the module kept under ``ref`` in ``root``,
+    """The bytes of the module kept under ``ref`` in ``root`` (``capture/kept_module.py``),
     checked against its digest (the reference is the digest of the text)."""
     _check_ref(root, ref, "module")
     path = root / MODULES / f"{ref}.json{ZSTD_SUFFIX}"
@@ -61,10 +69,56 @@ def read_module(root: Path, ref: str) -> bytes:
     return data
 
 
-def read_snapshot(root: Path, ref: str) -> Dict[str, Any]:
-    """The validated document of snapshot ``ref`` of the trace directory ``root``."""
+#: How a trace names a snapshot file: the reference (the digest of its JSON) and a suffix.
+_SNAPSHOT_NAME = re.compile(r"([0-9a-f]{32})\.json(?:" + re.escape(ZSTD_SUFFIX) + ")?")
+
+
+def snapshot_file_ref(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
+    """The reference a file's name claims, if it is named as a trace names its snapshots
+    (``<32 hex digits>.json.zst``, or ``.json`` in traces of format 1); else None."""
+    found = _SNAPSHOT_NAME.fullmatch(os.path.basename(os.fspath(path)))
+    return found.group(1) if found else None
+
+
+def read_snapshot_bytes(path: Union[str, "os.PathLike[str]"]) -> bytes:
+    """The JSON of the snapshot file ``path``, decompressed, and checked against the digest its
+    name holds when it is named as a trace names its snapshots: a snapshot altered after it was
+    written (recompressed or not) is refused with :class:`RelayVizTraceError` naming the file.
+    The check costs a SHA-256 of the JSON, a few percent of parsing and validating it."""
+    data = read_input(path)
+    ref = snapshot_file_ref(path)
+    if ref is not None and snapshot_ref(data) != ref:
+        raise RelayVizTraceError(f"{os.fspath(path)}: the snapshot does not match its digest (its file name): it "
+                                 "was altered after it was written; record the trace again")
+    return data
+
+
+def read_snapshot(root: Path, ref: str) -> Document:
+    """The validated document of snapshot ``ref`` of the trace directory ``root``, checked
+    against its digest (see :func:`read_snapshot_bytes`)."""
     path = snapshot_path(root, ref)
-    return loads(read_input(path), source=str(path))
+    return loads(read_snapshot_bytes(path), source=str(path))
+
+
+class TraceLike(Protocol):
+    """What the analyses and views read of a trace, live (``RelayVizTrace``) or read back
+    (:class:`Trace`): its records in the order the passes started, whether it is complete and
+    why not, its directory (None for a trace kept in memory), and the snapshot stored under a
+    record's ``before`` or ``after``."""
+
+    @property
+    def path(self) -> Optional[Path]: ...
+
+    @property
+    def records(self) -> Sequence[PassRecord]: ...
+
+    @property
+    def complete(self) -> bool: ...
+
+    @property
+    def problems(self) -> Sequence[str]: ...
+
+    def snapshot(self, ref: str) -> Document: ...
 
 
 class Trace:
@@ -83,7 +137,7 @@ class Trace:
         #: Why the trace is incomplete: instrument failures, a missing close record, ...
         self.problems = problems
 
-    def snapshot(self, ref: str) -> Dict[str, Any]:
+    def snapshot(self, ref: str) -> Document:
         """The validated RelayViz document stored under ``ref``."""
         if self.path is None:
             raise RelayVizTraceError("this trace was read without its snapshots")
@@ -96,7 +150,7 @@ class Trace:
         return snapshot_path(self.path, ref)
 
     def module(self, ref: str) -> bytes:
-        """The ``tvm.ir.save_json`` text of the IR module kept under ``ref`` (a record's ``replay``)."""
+        """The bytes of the IR module kept under ``ref`` (a record's ``replay``), digest checked."""
         if self.path is None:
             raise RelayVizTraceError("this trace has no directory")
         return read_module(self.path, ref)
@@ -132,5 +186,16 @@ def load_trace(path: Union[str, "os.PathLike[str]"]) -> Trace:
         data = manifest.read_bytes()
     except OSError as exc:
         raise RelayVizTraceError(f"{manifest}: cannot read the manifest: {exc.strerror or exc}") from None
-    contents = read_manifest(data.split(b"\n"), str(manifest))
+    lines: List[bytes] = []
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if end - start > MANIFEST_LINE_BYTES:
+            raise RelayVizTraceError(f"{manifest}:{len(lines) + 1}: a line longer than {MANIFEST_LINE_BYTES // 2**20} "
+                                     "MiB, which the instrument never writes; the file is damaged or was not written "
+                                     "by RelayVizTrace")
+        lines.append(data[start:end])
+        start = end + 1
+    contents = read_manifest(lines, str(manifest))
     return Trace(root, contents.header, contents.records, contents.complete, contents.problems)

@@ -28,6 +28,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from ..names import printable
+
 from .._bisect_env import bisect_environment
 from .comparison import FileComparison
 from ..diff import diff
@@ -91,8 +93,8 @@ class BisectResult:
         yield Text(f"bisect {' '.join(self.command)}: {self.skippable} passes could be skipped; "
                    f"{len(self.runs)} runs", style="bold")
         table = Table(box=None, pad_edge=False, padding=(0, 1))
-        for name, justify in (("limit", "right"), ("exit", "right"), ("skipped", "right"), ("s", "right")):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for name in ("limit", "exit", "skipped", "s"):
+            table.add_column(name, justify="right")
         for run in self.runs:
             exit_text = "timeout" if run.timed_out else str(run.status)
             table.add_row("none" if run.limit is None else str(run.limit),
@@ -102,10 +104,11 @@ class BisectResult:
         if self.verdict == FOUND and self.culprit is not None:
             r = self.culprit
             line = Text("found: ", style="bold red")
-            line.append(f"pass event #{r.index} {r.name} (skippable pass {r.bisect}; opt_level {r.opt_level})",
-                        style="bold")
-            line.append(f" makes the command fail: it passes with limit {self.failing_limit - 1}, "
-                        f"fails with limit {self.failing_limit}")
+            line.append(f"pass event #{r.index} {printable(r.name)} (skippable pass {r.bisect}; "
+                        f"opt_level {r.opt_level})", style="bold")
+            line.append(" makes the command fail")
+            if self.failing_limit is not None:
+                line.append(f": it passes with limit {self.failing_limit - 1}, fails with limit {self.failing_limit}")
             yield line
             if self.comparison is not None:
                 yield self.comparison
@@ -142,8 +145,9 @@ def bisect_command(command: Sequence[str], *, timeout: Optional[float] = None,
 
     ``timeout``: seconds per run (a run that takes longer counts as failing). ``keep_traces``:
     a directory to keep each run's trace in (by default they go to a temporary directory,
-    removed at the end). ``progress`` is called with each run as it ends. Raises :class:`RelayVizUsageError` when the command records no
-    trace (no RelayVizBisect in its PassContext) or ignores the limit.
+    removed at the end). ``progress`` is called with each run as it ends. Raises
+    :class:`RelayVizUsageError` when the command records no trace (no RelayVizBisect in its
+    PassContext) or ignores the limit.
     """
     command = list(command)
     if not command:

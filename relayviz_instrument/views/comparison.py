@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
+
+from ..names import printable
 
 from ..analysis.alignment import Alignment, align
 from .alignment_table import AlignmentTable, DivergenceView
@@ -18,7 +20,7 @@ from .diff_tree import DiffView
 from ..errors import RelayVizUsageError
 from ..store.documents import read_document
 from ..analysis.selection import select_event
-from ..store import load_trace
+from ..store import TraceLike, load_trace
 
 __all__ = ["FileComparison", "compare_files", "compare_pass", "TraceComparison", "compare_traces"]
 
@@ -56,10 +58,11 @@ def compare_pass(trace: Union[str, "os.PathLike[str]"], selector: Union[str, int
     loaded = load_trace(trace)
     record = select_event(loaded, selector)
     if not (record.before and record.after):
-        raise RelayVizUsageError(f"{loaded.path}: pass event #{record.index} ({record.name}) has no snapshots "
-                                 f"({record.note or 'its module was not snapshotted: TIR-only, or left out by passes=/exclude='})")
+        why = record.note or "its module was not snapshotted: TIR-only, or left out by passes=/exclude="
+        raise RelayVizUsageError(f"{loaded.path}: pass event #{record.index} ({printable(record.name)}) has no "
+                                 f"snapshots ({why})")
     before, after = loaded.snapshot_path(record.before), loaded.snapshot_path(record.after)
-    return FileComparison(f"{record.name} #{record.index} before ({before.name})", f"after ({after.name})",
+    return FileComparison(f"{printable(record.name)} #{record.index} before ({before.name})", f"after ({after.name})",
                           diff(read_document(before), read_document(after)))
 
 
@@ -82,8 +85,8 @@ class TraceComparison:
         for label, name, trace in (("A", self.name_a, self.alignment.trace_a),
                                    ("B", self.name_b, self.alignment.trace_b)):
             line = Text(f"{label}: ", style="bold")
-            line.append(name, style="cyan")
-            line.append(f"  ({len(trace.records)} pass events)", style="dim")
+            line.append(printable(name, None), style="cyan")
+            line.append(f"  ({_events(trace)} pass events)", style="dim")
             yield line
         yield AlignmentTable(self.alignment, everything=self.everything)
         yield DivergenceView(self.alignment)
@@ -95,18 +98,25 @@ class TraceComparison:
         if index is not None:
             pair = self.alignment.pairs[index]
             first = {"pair": index, **pair.to_json(), "diff": None if pair.diff is None else pair.diff.to_json()}
-        return {"a": {"trace": self.name_a, "events": len(self.alignment.trace_a.records)},
-                "b": {"trace": self.name_b, "events": len(self.alignment.trace_b.records)},
+        return {"a": {"trace": self.name_a, "events": _events(self.alignment.trace_a)},
+                "b": {"trace": self.name_b, "events": _events(self.alignment.trace_b)},
                 "same": self.same, "pairs": [p.to_json() for p in self.alignment.pairs],
                 "first_divergence": first, "divergences": len(self.alignment.divergences)}
 
 
-def compare_traces(trace_a: Any, trace_b: Any, *, everything: bool = False) -> TraceComparison:
+def _events(trace: Optional[TraceLike]) -> int:
+    return 0 if trace is None else len(trace.records)
+
+
+TraceSource = Union[str, "os.PathLike[str]", TraceLike]
+
+
+def compare_traces(trace_a: TraceSource, trace_b: TraceSource, *, everything: bool = False) -> TraceComparison:
     """Align two compilations pass by pass: each a trace directory (read with ``load_trace``)
     or a trace already in memory (a :class:`~relayviz_instrument.RelayVizTrace` or a
     :class:`~relayviz_instrument.store.Trace`). ``everything`` makes the table list every
     pair, not only those where something happened."""
-    sides = []
+    sides: List[Tuple[str, TraceLike]] = []
     for trace in (trace_a, trace_b):
         if isinstance(trace, (str, os.PathLike)):
             loaded = load_trace(trace)

@@ -16,13 +16,16 @@ from typing import Any, Dict, Iterator, List, Optional, Pattern, Tuple, Union
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from ..analysis.builds import ARTIFACT_IRS, split_builds
+from ..names import printable
+
+from ..analysis.builds import split_builds
 from ..diff import GraphDiff
 from .diff_tree import DiffView, OpDeltaTable
 from ..errors import RelayVizUsageError
 from ..analysis.pass_diffs import PassDiffs
 from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, kernel_delta, pipeline_op_deltas
-from ..store import PassRecord
+from ..format.irs import ARTIFACT_IRS, RELAX
+from ..store import PassRecord, TraceLike
 
 __all__ = ["TraceReport", "PassChange", "report_trace", "changed_passes"]
 
@@ -69,7 +72,7 @@ class BuildReport:
 class TraceReport:
     """Each changed pass with its diff, and the operator table of each compilation."""
 
-    trace: Any
+    trace: TraceLike
     builds: List[BuildReport]
     selected: bool = False
 
@@ -84,7 +87,7 @@ class TraceReport:
         many = len(self.builds) > 1
         for build in self.builds:
             if many and build.passes:
-                yield Text(build.label, style="bold underline")
+                yield Text(printable(build.label), style="bold underline")
             for change in build.passes:
                 r = change.record
                 details = [f"#{r.index}", f"depth {r.depth}"]
@@ -97,7 +100,7 @@ class TraceReport:
                     details.append("types left to its nested InferType")
                 yield DiffView(change.diff, r.name, details)
             if build.op_deltas and any(delta for _, delta in build.op_deltas):
-                title = "operator calls across the pipeline" + (f" ({build.label})" if many else "")
+                title = "operator calls across the pipeline" + (f" ({printable(build.label)})" if many else "")
                 yield OpDeltaTable(build.op_deltas, title=title)
 
     def to_json(self) -> Dict[str, Any]:
@@ -122,7 +125,7 @@ class TraceReport:
                    "operators": build.operators_json()}
 
 
-def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None, *,
+def report_trace(trace: TraceLike, passes: Union[str, Pattern[str], None] = None, *,
                  everything: bool = False) -> TraceReport:
     """Diff every pipeline pass of ``trace`` that changed the module (those whose name matches
     the regular expression ``passes``, if given; with ``everything``, scratch work and nested
@@ -155,8 +158,11 @@ def report_trace(trace: Any, passes: Union[str, Pattern[str], None] = None, *,
                 for (_, _, untyped), part in zip(own.parts, diffs.credited_diffs(own)):
                     found.append(PassChange(record, part, role, _note(record, role, by_index), untyped))
         on_pipeline = {i: d for i, d in full.items() if roles.get(i, PIPELINE) == PIPELINE}
-        kernels = {i: kernel_delta(diffs.document(by_index[i].before), diffs.document(by_index[i].after))
-                   for i in on_pipeline if by_index[i].ir == "relax"}
+        kernels = {}
+        for i in on_pipeline:
+            r = by_index[i]
+            if r.ir == RELAX and r.before and r.after:  # (a changed pass has both snapshots)
+                kernels[i] = kernel_delta(diffs.document(r.before), diffs.document(r.after))
         deltas = pipeline_op_deltas(members, on_pipeline, kernels)
         reports.append(BuildReport(build.number, build.label(), found, deltas))
     diffs.save()

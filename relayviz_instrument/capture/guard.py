@@ -1,0 +1,151 @@
+"""The one guard around the instrument's own work: every TVM callback of :class:`RelayVizTrace`
+(and what RelayVizBisect and the user call on it) runs inside it.
+
+It does three things, the same way for every callback:
+
+- it times the callback: the instrument's own seconds (``instrument_seconds``, the manifest's
+  ``instrument_ms``), which a pass's duration leaves out;
+- an ``Exception`` becomes the trace's failure (the instrument's ``fail``: one
+  :class:`~relayviz_instrument.errors.TraceIncompleteWarning` naming the pass, the trace marked
+  incomplete, recording stopped; ``strict=True`` raises it instead), so the compilation goes on
+  exactly as without the instrument;
+- any other ``BaseException`` (Ctrl-C, ``SystemExit``) is raised again as
+  :class:`~relayviz_instrument.errors.CompilationInterrupted`: TVM's FFI drops a bare
+  ``KeyboardInterrupt`` raised in a Python callback (hhb-tvm turns it into an unrelated
+  ``InternalError``), and carries this one to the caller.
+
+A guard is a plain class with ``__slots__`` rather than ``contextlib.contextmanager``: it runs
+twice per pass event, thousands of times in one ``relay.build``, and a generator-based context
+manager costs about twice as much per use.
+"""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+from typing import Any, Callable, Optional, Protocol, Type, Union
+
+from ..errors import CompilationInterrupted
+
+__all__ = ["InstrumentGuard", "GuardedCall", "PassClock", "carried_interruption"]
+
+
+class PassClock(Protocol):
+    """A pass whose own time starts when the callback that began it ends: its start, and the
+    instrument's seconds at that moment (what the instrument spends later is subtracted)."""
+
+    started: float
+    overhead_at_start: float
+
+
+class _Named(Protocol):
+    """What TVM hands a callback about its pass (``PassInfo``): only its name is read."""
+
+    @property
+    def name(self) -> Any: ...
+
+
+#: Where a guarded call runs: a pass (its ``PassInfo``, named only if something fails) or a
+#: phrase such as ``"(entering the pass context)"``.
+Where = Union[str, _Named]
+
+
+class _Fail(Protocol):
+    def __call__(self, exc: Exception, pass_name: str, *, stacklevel: int) -> None: ...
+
+
+class InstrumentGuard:
+    """The guard of one trace: the seconds its callbacks took, and what to do when one fails.
+
+    ``fail(exc, pass_name, stacklevel=...)`` turns an exception into the trace's failure (and
+    raises it under ``strict``). Call the guard to get the context manager of one callback:
+    ``with guard(info): ...``.
+
+    The guard hands out the same :class:`GuardedCall` again and again: a new object per
+    callback makes the garbage collector run more often, and each full collection walks every
+    record of the trace so far. A guarded call made while that one is in use (a progress
+    callback that records a graph) gets an object of its own.
+    """
+
+    __slots__ = ("seconds", "_fail", "_spare")
+
+    def __init__(self, fail: _Fail) -> None:
+        #: Wall time spent inside guarded calls so far.
+        self.seconds = 0.0
+        self._fail = fail
+        self._spare: Optional[GuardedCall] = GuardedCall(self)
+
+    def __call__(self, where: Where, *, then: Optional[Callable[[], None]] = None,
+                 catch: bool = True) -> GuardedCall:
+        """The guard of one call at ``where``. ``then`` runs when the call ends, whatever
+        happened, after a failure was recorded and before the time is counted (the pass
+        context's exit closes the trace there). ``catch=False`` only times the call: for a
+        method the user calls directly, whose errors are the caller's as for any function."""
+        call = self._spare
+        if call is None:  # a guarded call inside another one
+            call = GuardedCall(self)
+        else:
+            self._spare = None
+        call._where, call._then, call._catch = where, then, catch
+        return call
+
+
+class GuardedCall:
+    """The context manager of one guarded call (handed out by :class:`InstrumentGuard`)."""
+
+    __slots__ = ("_guard", "_where", "_then", "_catch", "started", "_clock")
+
+    def __init__(self, guard: InstrumentGuard) -> None:
+        self._guard = guard
+        self._where: Where = ""
+        self._then: Optional[Callable[[], None]] = None
+        self._catch = True
+        #: When the call began (``time.perf_counter()``).
+        self.started = 0.0
+        self._clock: Optional[PassClock] = None
+
+    def __enter__(self) -> GuardedCall:
+        self.started = time.perf_counter()
+        return self
+
+    def starts(self, clock: PassClock) -> None:
+        """Start ``clock`` (a pass that began in this call) when the call ends, even if it is
+        interrupted: an interrupted pass is ended, with its duration, when the context exits."""
+        self._clock = clock
+
+    def __exit__(self, kind: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> bool:
+        guard = self._guard
+        try:
+            if exc is None or not self._catch:
+                return False
+            if isinstance(exc, Exception):
+                # stacklevel 3: the warning points at the callback, not at this guard.
+                guard._fail(exc, _name(self._where), stacklevel=3)
+                return True
+            raise carried_interruption(exc, _name(self._where)) from exc
+        finally:
+            if self._then is not None:
+                self._then()
+            now = time.perf_counter()
+            guard.seconds += now - self.started
+            if self._clock is not None:
+                self._clock.started, self._clock.overhead_at_start = now, guard.seconds
+            # Back to the guard, holding nothing: a pass's module must not outlive its event here.
+            self._where, self._then, self._clock = "", None, None
+            guard._spare = self
+
+
+def carried_interruption(exc: BaseException, pass_name: str) -> BaseException:
+    """The exception to raise for a ``KeyboardInterrupt`` (or ``SystemExit``) that arrived
+    inside a callback: one TVM carries to the caller instead of dropping it."""
+    if isinstance(exc, Exception):
+        return exc
+    carried = CompilationInterrupted(f"{type(exc).__name__} during pass {pass_name} "
+                                     "(raised again by relayviz so that TVM passes it on)")
+    carried.original = exc
+    return carried
+
+
+def _name(where: Where) -> str:
+    return where if isinstance(where, str) else str(where.name)

@@ -1,0 +1,121 @@
+"""Whether a pass changed its module (capture/equality.py), on real modules: structural equality,
+answered at once for the same function objects, and by the functions alone where the module's
+attributes cannot be compared (late in relay.build)."""
+
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+import pytest
+import tvm
+
+from conftest import needs_relax
+from relayviz_instrument.capture.equality import _identical, _same_attrs, _same_functions, structurally_equal
+from relayviz_instrument.demo.relax_models import relax_workload
+from relayviz_instrument.serialize.values import dict_attrs_items
+
+
+def _rebuilt(mod: tvm.IRModule, functions: Any = None) -> tvm.IRModule:
+    """A new module object around ``functions`` (default: ``mod``'s own function objects), with
+    ``mod``'s type definitions and its very attribute objects."""
+    types = getattr(mod, "type_definitions", None)
+    functions = mod.functions if functions is None else functions
+    out = tvm.IRModule(functions, types) if types is not None else tvm.IRModule(functions)
+    for key, value in dict_attrs_items(mod.attrs) if mod.attrs is not None else []:
+        out = out.with_attr(key, value)
+    return out
+
+
+# -- any TVM with Relax --------------------------------------------------------------------------
+
+@needs_relax
+def test_the_same_functions_in_a_new_module_are_equal_at_once() -> None:
+    mod = relax_workload("mlp")
+    again = _rebuilt(mod)
+    assert not again.same_as(mod)
+    assert _same_attrs(mod, again) and _same_functions(mod, again)
+    assert structurally_equal(mod, again) is True
+
+
+@needs_relax
+def test_an_equal_program_made_again_is_equal_and_a_rewrite_is_not() -> None:
+    from tvm import relax
+
+    mod, twin = relax_workload("mlp"), relax_workload("mlp")  # two exports of one nn.Module: equal, not the same
+    assert not _same_functions(mod, twin)
+    assert structurally_equal(mod, twin) is True
+    assert structurally_equal(mod, relax.transform.LegalizeOps()(mod)) is False
+
+
+def test_identical_is_by_object_for_tvm_objects_and_by_type_and_value_for_the_rest() -> None:
+    main = tvm.ir.GlobalVar("main")
+    assert _identical(main, main) and not _identical(main, tvm.ir.GlobalVar("main"))
+    assert _identical(1, 1) and _identical("llvm", "llvm")
+    assert not _identical(1, True) and not _identical(1, 1.0) and not _identical(1, 2)
+
+
+# -- Relay: late in relay.build, and type definitions ---------------------------------------------
+
+class _LateModules(tvm.instrument.PassInstrument):
+    """Keeps the first module a pass receives after relay.build attached ``main_func_info``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: List[Tuple[str, Any]] = []
+
+    def run_before_pass(self, mod: Any, info: Any) -> None:
+        if not self.found and mod.attrs is not None and "main_func_info" in mod.attrs.keys():  # noqa: SIM118 (a DictAttrs answers neither `in` nor iteration)
+            self.found.append((str(info.name), mod))
+
+
+@pytest.fixture(scope="module")
+def late_module() -> Any:
+    """A module as a pass late in relay.build of the MLP receives it: it carries a FunctionInfo
+    (``main_func_info``), on which TVM's structural_equal raises."""
+    import tvm.relay.testing
+    from tvm import relay
+
+    mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+    late = _LateModules()
+    with tvm.transform.PassContext(opt_level=3, instruments=[late]):
+        relay.build(mod, target="llvm -mtriple=x86_64-linux-gnu", params=params)
+    assert late.found
+    return late.found[0][1]
+
+
+def test_tvm_cannot_compare_a_late_module_but_the_same_functions_and_attributes_are_equal(late_module) -> None:
+    copy = tvm.ir.load_json(tvm.ir.save_json(late_module))
+    with pytest.raises(TypeError):
+        tvm.ir.structural_equal(late_module, copy)
+    assert structurally_equal(late_module, _rebuilt(late_module)) is True
+
+
+def test_attributes_that_are_other_objects_make_modules_not_comparable(late_module) -> None:
+    copy = tvm.ir.load_json(tvm.ir.save_json(late_module))  # equal attributes, but new objects
+    assert not _same_attrs(late_module, copy)
+    assert structurally_equal(late_module, copy) is None
+
+
+def test_with_the_same_attributes_the_functions_alone_are_compared(late_module) -> None:
+    from tvm import relay
+
+    main = late_module.get_global_var("main")
+    equal_copy = tvm.ir.load_json(tvm.ir.save_json(late_module["main"]))
+    with_copy = _rebuilt(late_module, {main: equal_copy})
+    assert not _same_functions(late_module, with_copy)
+    assert structurally_equal(late_module, with_copy) is True
+    body = late_module["main"]
+    negated = relay.Function(body.params, relay.negative(body.body), body.ret_type, body.type_params, body.attrs)
+    assert structurally_equal(late_module, _rebuilt(late_module, {main: negated})) is False
+
+
+def test_type_definitions_count_in_equality() -> None:
+    from tvm import relay
+
+    with_prelude = tvm.IRModule()
+    relay.prelude.Prelude(with_prelude)
+    assert len(with_prelude.type_definitions) > 0
+    assert structurally_equal(with_prelude, _rebuilt(with_prelude)) is True
+    without_types = tvm.IRModule(with_prelude.functions)
+    assert not _same_functions(with_prelude, without_types)
+    assert structurally_equal(with_prelude, without_types) is False
