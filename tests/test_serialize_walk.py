@@ -15,7 +15,6 @@ import tvm
 
 from relayviz_instrument.serialize import serializer_for
 from relayviz_instrument.serialize.cache import GenerationalCache
-from relayviz_instrument.serialize.reflection import object_key
 from relayviz_instrument.serialize.walk import DocumentWriter, Expansion, Walk
 
 TIR = tvm.tirx if hasattr(tvm, "tirx") else tvm.tir
@@ -81,8 +80,8 @@ def test_a_module_is_its_functions_by_name_each_knowing_its_global_name() -> Non
         return Expansion((), lambda walk, ids: {"node_kind": "PrimFunc", "name": walk.names.get(key, "?")})
 
     mod = tvm.IRModule({"zeta": _primfunc("z_symbol"), "alpha": _primfunc("a_symbol"), "mid": _primfunc("m")})
-    doc = writer.module(mod, named, attrs={"k": 1}, absent=None)
-    assert doc["ir"] == "tir" and doc["attrs"] == {"k": 1} and "absent" not in doc
+    doc = writer.module(mod, named, attrs={"k": 1}, type_definitions=None)
+    assert doc["ir"] == "tir" and doc["attrs"] == {"k": 1} and "type_definitions" not in doc
     assert list(doc["functions"]) == ["alpha", "mid", "zeta"]
     assert [doc["nodes"][i]["name"] for i in doc["functions"].values()] == ["alpha", "mid", "zeta"]
     one = writer.expr(mod["mid"], named)

@@ -88,7 +88,7 @@ def attrs_to_json(attrs: Any) -> Dict[str, Any]:
     if isinstance(attrs, tvm.ir.Attrs) and hasattr(attrs, "keys"):
         booleans = _boolean_fields(attrs)
         return {str(k): bool(v) if str(k) in booleans and isinstance(v, int) else attr_value(v)
-                for k, v in ((k, attrs[k]) for k in attrs.keys())}
+                for k, v in ((k, attrs[k]) for k in attrs.keys())}  # noqa: SIM118 -- a TVM Attrs, not a dict: iterating it is not its keys
     return {name: attr_value(getattr(attrs, name)) for name in object_fields(attrs)}
 
 

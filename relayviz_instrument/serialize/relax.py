@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import orjson
 
 from ..errors import RelayVizSerializeError
-from ..format import SMALL_TENSOR_ELEMENTS
+from ..format import SMALL_TENSOR_ELEMENTS, Document
 from . import nodes
 from .attributes import attr_value, attrs_to_json
 from .cache import GenerationalCache
@@ -151,12 +151,12 @@ class RelaxSerializer:
 
     # -- the serializer protocol -------------------------------------------------------------
 
-    def module(self, mod: Any) -> Dict[str, Any]:
+    def module(self, mod: Any) -> Document:
         """Serialize every function of ``mod`` (Relax functions, PrimFuncs, extern functions),
         sorted by name."""
         return self._writer.module(mod, self.expansion)
 
-    def expr(self, obj: Any) -> Dict[str, Any]:
+    def expr(self, obj: Any) -> Document:
         """Serialize one Relax function, expression, binding or block; the root's ``root`` names it."""
         return self._writer.expr(obj, self.expansion)
 

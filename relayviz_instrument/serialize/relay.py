@@ -18,7 +18,7 @@ import tvm
 from tvm import relay
 
 from ..errors import RelayVizSerializeError
-from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes
+from ..format import SMALL_TENSOR_ELEMENTS, Document, digest_bytes
 from . import nodes
 from .attributes import attr_value, attrs_to_json
 from .cache import GenerationalCache
@@ -78,12 +78,12 @@ class RelaySerializer:
 
     # -- public entry points ----------------------------------------------------------------
 
-    def module(self, mod: tvm.IRModule) -> Dict[str, Any]:
+    def module(self, mod: tvm.IRModule) -> Document:
         """Serialize every function of ``mod`` (sorted by name) and its type definitions."""
         return self._writer.module(mod, self.expansion, type_definitions=_type_definitions(mod) or None,
                                    attrs=self._module_attrs(mod.attrs) or None)
 
-    def expr(self, expr: Any) -> Dict[str, Any]:
+    def expr(self, expr: Any) -> Document:
         """Serialize one Relay expression or function; the root's ``root`` names its node."""
         return self._writer.expr(expr, self.expansion)
 

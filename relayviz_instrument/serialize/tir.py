@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ..format import SMALL_TENSOR_ELEMENTS
+from ..format import SMALL_TENSOR_ELEMENTS, Document
 from . import nodes
 from .attributes import attrs_to_json
 from .cache import GenerationalCache
@@ -121,11 +121,11 @@ class TirSerializer:
 
     # -- the serializer protocol ---------------------------------------------------------
 
-    def module(self, mod: Any) -> Dict[str, Any]:
+    def module(self, mod: Any) -> Document:
         """Serialize every PrimFunc of ``mod``, sorted by name."""
         return self._writer.module(mod, self.expansion)
 
-    def expr(self, obj: Any) -> Dict[str, Any]:
+    def expr(self, obj: Any) -> Document:
         """Serialize one PrimFunc, statement or TIR expression; the root's ``root`` names its node."""
         return self._writer.expr(obj, self.expansion)
 

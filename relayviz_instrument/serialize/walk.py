@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar
 
-from ..format import new_document
+from ..format import Document, new_document
 from .cache import GenerationalCache
 from .reflection import object_key
 
@@ -129,7 +129,7 @@ class DocumentWriter:
         for cache in self._rotating:
             cache.rotate()
 
-    def module(self, mod: Any, expand: Expand, **fields: Any) -> Dict[str, Any]:
+    def module(self, mod: Any, expand: Expand, **fields: Any) -> Document:
         """The document of every function of the ``IRModule`` ``mod``, sorted by name (the
         root's ``functions``), with the further root ``fields`` that are not ``None``."""
         walk = Walk(expand)
@@ -140,7 +140,7 @@ class DocumentWriter:
         self.rotate()
         return new_document(walk.nodes, ir=self.ir, functions=functions, **fields)
 
-    def expr(self, obj: Any, expand: Expand) -> Dict[str, Any]:
+    def expr(self, obj: Any, expand: Expand) -> Document:
         """The document of one function, expression or statement; the root's ``root`` names its node."""
         walk = Walk(expand)
         root = walk.visit(obj)
