@@ -41,7 +41,7 @@ from .._version import __version__
 from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
                       RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
-from ..serialize.values import dict_attrs_items, field, object_key
+from ..serialize.reflection import dict_attrs_items, field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .artifacts import artifact_document, record_artifact
 from .equality import structurally_equal

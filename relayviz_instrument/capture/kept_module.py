@@ -38,7 +38,7 @@ import tvm
 
 from ..errors import RelayVizTraceError
 from ..serialize import module_ir
-from ..serialize.values import object_key, type_key
+from ..serialize.reflection import object_key, type_key
 
 __all__ = ["SAVE_JSON", "TVMSCRIPT", "keep_module", "load_kept_module", "save_json_trusted", "plain_value",
            "structural_hash"]
