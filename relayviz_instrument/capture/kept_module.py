@@ -37,6 +37,7 @@ import orjson
 import tvm
 
 from ..errors import RelayVizTraceError
+from ..format.irs import RELAX, RELAY
 from ..serialize import module_ir
 from ..serialize.reflection import object_key, type_key
 
@@ -93,7 +94,7 @@ def keep_module(mod: tvm.IRModule) -> Tuple[str, bytes]:
     is not trusted).
     """
     ir = module_ir(mod)
-    if ir == "relay" or (ir != "relax" and save_json_trusted()):
+    if ir == RELAY or (ir != RELAX and save_json_trusted()):
         return SAVE_JSON, tvm.ir.save_json(mod).encode()
     try:
         return TVMSCRIPT, _tvmscript_document(mod)
