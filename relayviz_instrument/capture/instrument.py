@@ -151,7 +151,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         TVM's objects answer ``==`` by identity themselves and never ask the other side."""
         if isinstance(other, RelayVizTrace):
             return self is other
-        return NotImplemented  # type: ignore[return-value]
+        return NotImplemented
 
     def __hash__(self) -> int:
         return id(self)
