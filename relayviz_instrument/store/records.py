@@ -8,7 +8,11 @@ and one ``close`` line when the pass context exits. Events added after the conte
 facts only (names, nesting, times, snapshot references, node counts); what is derived from
 them, like diff summaries, is computed when a trace is read (:mod:`relayviz_instrument.analysis.pass_diffs`).
 
-Fields added after a layout was released (``skipped``, ``bisect``, ``replay``) are written only
+A trace of a whole process (``relayviz run``, ``RELAYVIZ_TRACE``) holds every pass context the
+process entered: one ``context`` line when each is entered (its number, the context it is
+nested in, where it was opened, its opt_level), and each event names its context.
+
+Fields added after a layout was released (``skipped``, ``bisect``, ``replay``, ``context``) are written only
 when they are set, so a trace that uses none of them has the lines it always had, and an
 older reader, which ignores keys it does not know, still reads a newer trace.
 """
@@ -26,7 +30,7 @@ from ..format.irs import RELAY
 from ..errors import RelayVizTraceError
 
 __all__ = ["PassRecord", "TRACE_FORMAT", "TRACE_FORMATS_READ", "header_line", "begin_line", "end_line",
-           "close_line", "ManifestContents", "read_manifest"]
+           "close_line", "context_line", "ManifestContents", "read_manifest"]
 
 #: Version of the trace layout (manifest lines and directory structure) this package writes.
 TRACE_FORMAT = "relayviz-trace/2"
@@ -54,7 +58,9 @@ class PassRecord:
     not let run, and ``bisect`` numbers the events it could skip (None for the others).
     ``replay`` holds what ``relayviz replay`` needs to run the pass again (the input module
     by reference, in the form ``module_form`` names, and the PassContext and target): written for
-    the pass that raised, and for passes chosen with ``keep_modules``.
+    the pass that raised, and for passes chosen with ``keep_modules``. ``context`` is the
+    number of the pass context the event ran in, in a trace of a whole process (None in a
+    trace of one context).
     """
 
     index: int
@@ -75,6 +81,7 @@ class PassRecord:
     skipped: bool = False
     bisect: Optional[int] = None
     replay: Optional[Dict[str, Any]] = None
+    context: Optional[int] = None
 
     def to_json(self) -> Dict[str, Any]:
         """The record as a JSON object (the form ``relayviz show --json`` prints)."""
@@ -86,10 +93,10 @@ class PassRecord:
 #: The fields of a record known when its pass begins, and those known when it ends: the
 #: manifest's ``begin`` and ``end`` lines (an ``end`` line names its event by ``index``).
 _BEGIN_FIELDS = ("index", "name", "opt_level", "required", "depth", "parent", "ir", "before", "nodes_before",
-                 "note", "skipped", "bisect", "replay")
+                 "note", "skipped", "bisect", "replay", "context")
 _END_FIELDS = ("duration_ms", "changed", "after", "nodes_after", "error", "replay")
 #: Fields written only when they differ from these defaults (see the module docstring).
-_UNLESS_DEFAULT = {"skipped": False, "bisect": None, "replay": None}
+_UNLESS_DEFAULT = {"skipped": False, "bisect": None, "replay": None, "context": None}
 
 
 #: The note of an event whose end line is missing from a closed manifest.
@@ -128,6 +135,15 @@ _FIELD_CHECKS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "skipped": (lambda v: isinstance(v, bool), "true or false"),
     "bisect": (_optional(_count), "a non-negative integer or null"),
     "replay": (_optional(lambda v: isinstance(v, dict)), "an object or null"),
+    "context": (_optional(_count), "a pass context number or null"),
+}
+
+#: What each field of a ``context`` line may hold.
+_CONTEXT_CHECKS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
+    "index": (_count, "a non-negative integer"),
+    "parent": (_optional(_count), "a pass context number or null"),
+    "opened": (_string, "a string"),
+    "opt_level": (_optional(is_int), "an integer or null"),
 }
 
 
@@ -158,6 +174,12 @@ def _fields(record: PassRecord, names: Tuple[str, ...]) -> Iterable[Tuple[str, A
             yield name, value
 
 
+def context_line(index: int, parent: Optional[int], opened: str, opt_level: Optional[int]) -> Dict[str, Any]:
+    """The line written when a process trace's pass context ``index`` is entered: the context
+    it is nested in (``parent``), where it was opened (``file:line``) and its opt_level."""
+    return {"type": "context", "index": index, "parent": parent, "opened": opened, "opt_level": opt_level}
+
+
 def close_line(*, complete: bool, problems: List[str], events: int, instrument_ms: float) -> Dict[str, Any]:
     """The line written once, when the pass context exits."""
     return {"type": "close", "complete": complete, "problems": list(problems), "events": events,
@@ -172,6 +194,8 @@ class ManifestContents:
     records: List[PassRecord]
     closed: bool
     problems: List[str]
+    #: The pass contexts of a process trace, in the order they were entered (``context`` lines).
+    contexts: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -192,6 +216,7 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
     problems: List[str] = []
     closed = False
     ended = set()
+    contexts: List[Dict[str, Any]] = []
     last = max((i for i, raw in enumerate(raw_lines) if raw.strip()), default=-1)
     for i, raw in enumerate(raw_lines):
         if not raw.strip():
@@ -237,6 +262,17 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
             ended.add(record.index)
             for key, value in _checked_fields(line, _END_FIELDS, at).items():
                 setattr(record, key, value)
+        elif kind == "context":
+            values = {}
+            for name, (check, expected) in _CONTEXT_CHECKS.items():
+                if not check(line.get(name)):
+                    raise RelayVizTraceError(f"{at}: field {name!r} of a context line must be {expected}, not "
+                                             f"{json_type_name(line.get(name))}; the file is corrupt")
+                values[name] = line.get(name)
+            if values["index"] != len(contexts) or (values["parent"] is not None
+                                                    and values["parent"] >= values["index"]):
+                raise RelayVizTraceError(f"{at}: pass context {values['index']} is out of order; the file is corrupt")
+            contexts.append(values)
         elif kind == "close":
             closed = True
             found = line.get("problems", [])
@@ -255,7 +291,11 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
             record.error = "did not finish: the process stopped during this pass"
         elif closed:  # the instrument stopped recording while the pass ran; the pass went on
             record.note = "; ".join(filter(None, [record.note, _END_NOT_RECORDED]))
-    return ManifestContents(header, ordered, closed, problems)
+    for record in ordered:
+        if record.context is not None and record.context >= len(contexts):
+            raise RelayVizTraceError(f"{where}: pass event {record.index} names pass context {record.context}, "
+                                     "which the manifest never opens; the file is corrupt")
+    return ManifestContents(header, ordered, closed, problems, contexts)
 
 
 def _checked_fields(line: Dict[str, Any], names: Tuple[str, ...], at: str) -> Dict[str, Any]:

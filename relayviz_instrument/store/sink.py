@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Protocol, Set
 
 from ..errors import RelayVizTraceError
 from ..format import Document
-from .records import PassRecord, begin_line, close_line, end_line, header_line
+from .records import PassRecord, begin_line, close_line, context_line, end_line, header_line
 
 __all__ = ["TraceStore", "TraceSink"]
 
@@ -89,6 +89,10 @@ class TraceSink:
             raise RelayVizTraceError(f"pass event {record.index} ({record.name}) ended twice or never began")
         self._ended.add(record.index)
         self.store.append(end_line(record))
+
+    def context(self, index: int, parent: Optional[int], opened: str, opt_level: Optional[int]) -> None:
+        """The ``context`` line of a pass context a process trace entered (see ``records.py``)."""
+        self.store.append(context_line(index, parent, opened, opt_level))
 
     def has_begun(self, index: int) -> bool:
         """Whether the ``begin`` line of event ``index`` was written."""

@@ -29,6 +29,7 @@ from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, even
 from ..names import printable, shorten
 from ..format.irs import ARTIFACT_IRS
 from ..store import PassRecord, TraceLike, snapshot_path
+from .context_table import ContextTable, context_rows
 
 __all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "show_trace",
            "trace_notes", "changed_text"]
@@ -114,7 +115,10 @@ def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> Li
     if gaps is None:
         by_index = {r.index: r for r in records}
         gaps = len([g for b in builds for g in pipeline_gaps(b.members(by_index))])
-    if gaps:
+    if gaps and any(r.context is not None for r in records):
+        notes.append(f"the module changed {gaps} time(s) outside any recorded pass (rows '(outside any "
+                     "pass)'): code between passes (this trace holds every pass context the process entered)")
+    elif gaps:
         notes.append(f"the module changed {gaps} time(s) outside any recorded pass (rows '(outside any "
                      "pass)'): code between passes, or passes run under a PassContext of their own, as "
                      "relay.quantize runs its annotate, calibrate and realize passes; an instrument sees only "
@@ -241,6 +245,9 @@ class TraceOverview:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         path = getattr(self.trace, "path", None)
         yield TraceSummary(self.trace, path=None if path is None else str(path), notes=self.notes)
+        contexts = getattr(self.trace, "contexts", None)
+        if contexts:
+            yield ContextTable(context_rows(contexts, self.trace.records))
         many = len(self.sections) > 1
         for section in self.sections:
             title = None
@@ -269,7 +276,7 @@ class TraceOverview:
 
     def to_json(self) -> Dict[str, Any]:
         """``{"trace", "complete", "problems", "notes", "header", "records", "roles", "builds",
-        "gaps", "summaries"}``: every record as recorded, the role of each event with a
+        "gaps", "contexts", "summaries"}``: every record as recorded, the role of each event with a
         snapshot, the compilations, the changes outside passes, and the diff summary each
         shown row credits, by record index."""
         trace = self.trace
@@ -284,6 +291,8 @@ class TraceOverview:
                             "lowered": s.build.lowered, "built": [a.index for a in s.build.artifacts]}
                            for s in self.sections],
                 "gaps": gaps,
+                "contexts": [row.to_json() for row in context_rows(getattr(trace, "contexts", None) or [],
+                                                                    trace.records)],
                 "summaries": {str(index): summary for index, summary in sorted(self.summaries.items())}}
 
 
