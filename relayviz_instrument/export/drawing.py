@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 import orjson
 
 from ..diff import GraphDiff
+from ..diff.statements import statement_label
 from ..format import Document, labelled_references
 from .base import ExportGraph
 
@@ -43,6 +44,8 @@ STATUS_COLOURS = {
 _CALLEE_KINDS = frozenset({"Op", "GlobalVar", "Constructor"})
 #: Longest cluster name made from the operators of a fused function.
 _NAME_LIMIT = 48
+#: Longest label of a TIR statement (a long index expression is cut; the node's fields hold it whole).
+_STATEMENT_LIMIT = 60
 
 
 @dataclass(frozen=True)
@@ -332,7 +335,8 @@ class _Layout:
         elif kind == "Opaque":
             label = str(node.get("type_key"))
         else:
-            label = kind.lower() if kind in ("Let", "If", "Match") else kind
+            said = statement_label(kind, node, _STATEMENT_LIMIT)  # a TIR loop, store, load, allocation...
+            label = said if said is not None else kind.lower() if kind in ("Let", "If", "Match") else kind
         ty = self.type_obj(i)
         return DrawnNode(key=key, kind=kind, label=label, type=type_text(ty), role=role, cluster=cluster,
                          attrs=_attr_items(attrs), status=status, changes=changes, outputs=_tensors(ty))
