@@ -185,3 +185,29 @@ def test_the_dot_export_of_fuse_ops_draws_fused_functions_as_clusters_and_names_
     assert re.search(r'tooltip="Call relax\.call_tir @conv2d\\ncalls = @conv2d"', text)
     # Bindings, their blocks and the variables they bind are the values themselves.
     assert not {"VarBinding", "SeqExpr", "DataflowBlock", "BindingBlock"} & set(labels)
+
+
+def test_a_tir_pass_opens_with_its_primfuncs_boxed_and_statements_worded(
+        browser: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    from relayviz_instrument.capture import trace_compile
+    from relayviz_instrument.demo.relax_models import relax_host_target, relax_workload
+
+    path = tmp_path_factory.mktemp("mlp") / "trace"
+    trace_compile(relax_workload("mlp"), target=relax_host_target(), out_dir=path, tir=True)
+    trace = load_trace(path)
+    [flatten] = [r for r in trace.records if r.name.endswith("FlattenBuffer") and r.changed][:1]
+    primfuncs = sorted(name for name, i in trace.snapshot(flatten.after)["functions"].items())
+    assert len(primfuncs) > 1  # the top level holds only PrimFunc boxes, none connected to another
+    report = write_html_report(trace, tmp_path_factory.mktemp("html") / "mlp.html")
+    page = browser.new_page()
+    errors = watch_errors(page)
+    open_report(page, report, f"#pass={flatten.index}")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "relax-flatten-buffer.png"))
+    titles = page.locator("svg .cmp .cmp-title").all_text_contents()
+    assert sorted(t.removeprefix("▾ PrimFunc @") for t in titles if t.startswith("▾ PrimFunc @")) == primfuncs
+    boxes = page.locator("svg .n:not(.region) text").all_text_contents()
+    assert any(re.fullmatch(r"for \w+ in 0\.\.\d+( \w+)?", t) for t in boxes)
+    assert any(re.fullmatch(r"\w+\[[^\]]+\] =", t) for t in boxes)
+    page.close()
+    assert errors == [], f"JavaScript errors: {errors}"

@@ -285,6 +285,9 @@ function orderLayers(layers, up, down, total) {
   for (const row of layers) row.sort((a, b) => rank[a] - rank[b]);
   const renumber = (row) => row.forEach((v, i) => { rank[v] = i; });
   layers.forEach(renumber);
+  // One layer has no neighbours to order by; none at all (every box unconnected: a PrimFunc's
+  // statements when each holds the next, a function of constants) must not start the sweeps.
+  if (layers.length < 2) return;
   const sweep = (from, to, step, nb) => {
     for (let l = from; l !== to; l += step) {
       const row = layers[l];
