@@ -157,7 +157,7 @@ def test_flatten_buffer_hunks_show_buffers_and_flat_indices(flattened: Tuple[Pat
     assert {"x float32[256] declared", "y float32[256] declared"} <= set(added)  # the parameters' flat views
 
 
-@pytest.mark.xfail(NEW_TVM, strict=True, reason="the matcher pairs allocations by their place in the statement "
+@pytest.mark.xfail(strict=True, reason="the matcher pairs allocations by their place in the statement "
                    "chain, not by buffer: FlattenBuffer's first new statement, the declaration of x's flat view, "
                    "is paired with the allocation of T_add_intermediate (a fix in diff/signatures.py and the "
                    "matcher's residual phase; see the report of this change)")
@@ -172,6 +172,7 @@ def test_flatten_buffer_pairs_no_allocation_with_a_parameters_declaration(flatte
     assert all(a == b for a, b in pairs), pairs
 
 
+@pytest.mark.skipif(not NEW_TVM, reason="FlattenBuffer declares the flat views of parameters from TVM 0.2x")
 def test_exports_and_the_html_boxes_label_loops_stores_and_allocations(flattened: Tuple[Path, Any],
                                                                         tmp_path: Path) -> None:
     path, _ = flattened
