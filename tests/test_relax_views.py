@@ -211,3 +211,21 @@ def test_a_tir_pass_opens_with_its_primfuncs_boxed_and_statements_worded(
     assert any(re.fullmatch(r"\w+\[[^\]]+\] =", t) for t in boxes)
     page.close()
     assert errors == [], f"JavaScript errors: {errors}"
+
+
+def test_an_allocation_of_the_vm_lowering_says_its_shape_and_dtype_instead_of_drawing_them(
+        traced: Tuple[Path, Any]) -> None:
+    path, _ = traced
+    trace = load_trace(path)
+    [rewrite] = [r for r in trace.records if r.name == "CallTIRRewrite"]
+    doc = trace.snapshot(rewrite.after)
+    nodes = doc["nodes"]
+    graph = snapshot_graph(CanonicalGraph(doc))["nodes"]
+    allocs = [i for i, n in enumerate(nodes)
+              if n["node_kind"] == "Call" and nodes[n["op"]].get("name") == "relax.builtin.alloc_tensor"]
+    assert len(allocs) > 20
+    for i in allocs:
+        # R.builtin.alloc_tensor(R.shape([1, 64, 112, 112]), R.dtype("float32"), R.prim_value(0), R.str("global"))
+        shape, dtype = (nodes[a] for a in nodes[i]["args"][:2])
+        assert graph[i]["d"].startswith(f"({', '.join(str(v) for v in shape['values'])}), {dtype['value']}, ")
+        assert all("h" in graph[a] for a in nodes[i]["args"])  # none of them a box of its own

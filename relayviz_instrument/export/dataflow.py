@@ -26,7 +26,8 @@ compiler engineer reads the TVMScript:
   computes flows into it from above. TIR constants are shared by every PrimFunc that uses the
   value, so they are not drawn: the call that reads one says it (``constants``). A tensor
   constant read by one node (a weight) is not drawn either: a convolution's weight and bias
-  would take a row of boxes above every call.
+  would take a row of boxes above every call; nor is a literal (``R.shape([1, 64])``,
+  ``R.dtype("float32")``) read by one call, which says it (``constants``).
 
 Documents without Relax or TIR nodes (Relay, graph executor JSON) read literally: the
 reading is empty and the drawings stay as they were.
@@ -56,6 +57,8 @@ NESTED_FIELDS: Mapping[str, Tuple[str, ...]] = {
 _RELAX_KINDS = frozenset({"SeqExpr", "VarBinding", "MatchCast", "DataflowBlock", "BindingBlock"})
 _BINDINGS = frozenset({"VarBinding", "MatchCast"})
 _BLOCKS = frozenset({"DataflowBlock", "BindingBlock"})
+#: Relax values written in place (``R.shape``, ``R.prim_value``, ``R.str``, ``R.dtype``).
+_LITERALS = frozenset({"ShapeExpr", "PrimValue", "StringImm", "DataTypeImm"})
 
 
 @dataclass
@@ -117,9 +120,14 @@ def read_dataflow(doc: Mapping[str, Any]) -> Dataflow:
     functions: Mapping[str, int] = doc.get("functions") or {}
     flow = Dataflow(active=True)
     uses = [0] * len(nodes)
-    for node in nodes:
+    call_uses = [0] * len(nodes)  # uses as a call's argument
+    for node, kind in zip(nodes, kinds):
         for t in references(node):
             uses[t] += 1
+            call_uses[t] += kind == "Call"
+    for i, kind in enumerate(kinds):
+        if kind in _LITERALS and uses[i] == call_uses[i]:
+            flow.stand_in[i] = -1  # R.shape([1, 64]), R.dtype("float32")...: said by the calls reading it
     callee_uses = [0] * len(nodes)  # uses of an Op, GlobalVar or ExternFunc as what a call runs
     parents: List[Tuple[int, int]] = []
     for i, node in enumerate(nodes):
@@ -210,7 +218,9 @@ def _read_call(flow: Dataflow, i: int, node: Mapping[str, Any], nodes: Sequence[
     callee_uses[op] += 1
     flow.reads[i] = args  # the operator is the call's label
     name = nodes[op].get("name")
-    values = [_constant(nodes[a]) for a in args if kinds[a] == "Const" and not isinstance(nodes[a].get("value"), dict)]
+    values = [_constant(nodes[a]) for a in args
+              if (kinds[a] == "Const" and not isinstance(nodes[a].get("value"), dict))
+              or (kinds[a] in _LITERALS and flow.stand_in.get(a) == -1)]
     if values:
         flow.constants[i] = values
     if name not in KERNEL_CALLS or not args or kinds[args[0]] not in ("GlobalVar", "ExternFunc"):
@@ -229,6 +239,8 @@ def _read_call(flow: Dataflow, i: int, node: Mapping[str, Any], nodes: Sequence[
 
 
 def _constant(node: Mapping[str, Any]) -> str:
+    if node.get("node_kind") == "ShapeExpr":
+        return "(" + ", ".join(str(v) for v in node.get("values") or ()) + ")"
     value = node.get("value")
     return repr(value) if isinstance(value, float) else str(value)
 
