@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional, Tuple, Type
 
 import tvm
 
-from ..serialize.values import dict_attrs_items, object_key
+from ..serialize.reflection import dict_attrs_items, object_key
 
 __all__ = ["structurally_equal"]
 

@@ -38,10 +38,12 @@ from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Tuple
 import tvm
 
 from .._version import __version__
+from ..format import Document
+from ..format.irs import MODULE_IRS, TIR
 from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
                       RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
-from ..serialize.values import dict_attrs_items, field, object_key
+from ..serialize.reflection import field
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .artifacts import artifact_document, record_artifact
 from .equality import structurally_equal
@@ -56,7 +58,6 @@ _ERROR_CHARS = 4000
 #: The callbacks of a pass instrument, to tell an exception another instrument raised.
 _CALLBACKS = frozenset({"enter_pass_ctx", "exit_pass_ctx", "should_run", "run_before_pass", "run_after_pass"})
 #: The dialects the instrument snapshots by default; TIR-only modules only with ``tir=True``.
-_SNAPSHOT_IRS = frozenset({"relay", "relax"})
 
 
 @dataclass
@@ -150,14 +151,14 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         TVM's objects answer ``==`` by identity themselves and never ask the other side."""
         if isinstance(other, RelayVizTrace):
             return self is other
-        return NotImplemented  # type: ignore[return-value]
+        return NotImplemented
 
     def __hash__(self) -> int:
         return id(self)
 
     # -- reading the trace ------------------------------------------------------------------
 
-    def snapshot(self, ref: str) -> Dict[str, Any]:
+    def snapshot(self, ref: str) -> Document:
         """The RelayViz document stored under ``ref`` (a record's ``before`` or ``after``)."""
         if self._sink is None:
             raise RelayVizTraceError("this trace has recorded nothing yet")
@@ -291,7 +292,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         if record.ir == "other":
             record.note = "not snapshotted: the module holds functions of a dialect relayviz does not know"
             return False
-        if record.ir not in _SNAPSHOT_IRS and not (record.ir == "tir" and self.tir):
+        if record.ir not in MODULE_IRS and not (record.ir == TIR and self.tir):
             return False
         if self._passes is not None and not self._passes.search(record.name):
             return False

@@ -37,8 +37,9 @@ import orjson
 import tvm
 
 from ..errors import RelayVizTraceError
+from ..format.irs import RELAX, RELAY
 from ..serialize import module_ir
-from ..serialize.values import object_key, type_key
+from ..serialize.reflection import object_key, type_key
 
 __all__ = ["SAVE_JSON", "TVMSCRIPT", "keep_module", "load_kept_module", "save_json_trusted", "plain_value",
            "structural_hash"]
@@ -93,7 +94,7 @@ def keep_module(mod: tvm.IRModule) -> Tuple[str, bytes]:
     is not trusted).
     """
     ir = module_ir(mod)
-    if ir == "relay" or (ir != "relax" and save_json_trusted()):
+    if ir == RELAY or (ir != RELAX and save_json_trusted()):
         return SAVE_JSON, tvm.ir.save_json(mod).encode()
     try:
         return TVMSCRIPT, _tvmscript_document(mod)

@@ -25,6 +25,7 @@ import tvm
 
 from .._bisect_env import KEEP_ENV, LIMIT_ENV, TRACE_ENV
 from ..errors import CompilationInterrupted, RelayVizUsageError
+from ..format.irs import MODULE_IRS
 from ..serialize import module_ir
 from .instrument import RelayVizTrace
 
@@ -32,7 +33,6 @@ __all__ = ["RelayVizBisect", "LIMIT_ENV", "TRACE_ENV", "KEEP_ENV"]
 
 #: Passes never skipped, whatever their opt_level: type inference, and the default Sequential.
 _NEVER = frozenset({"InferType", "sequential"})
-_MODULE_IRS = frozenset({"relay", "relax"})
 
 
 class RelayVizBisect(tvm.instrument.PassInstrument):
@@ -94,7 +94,7 @@ class RelayVizBisect(tvm.instrument.PassInstrument):
         context = tvm.transform.PassContext.current()
         if any(str(p) == name for p in context.required_pass):
             return False
-        return module_ir(mod) in _MODULE_IRS
+        return module_ir(mod) in MODULE_IRS
 
     # -- the trace this instrument records itself ---------------------------------------------
 
