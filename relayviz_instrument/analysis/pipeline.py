@@ -11,7 +11,10 @@ snapshot has one of these roles (:func:`event_roles`):
 - ``finishing``: nested in a pipeline event, it turned that event's work in progress into
   the event's result — the InferType a function pass runs on the module it rewrote, which
   fills in the types of the new expressions;
-- ``scratch``: it worked on a module of its own (``_tmp``) that never became the pipeline's.
+- ``scratch``: it worked on a module of its own (``_tmp``) that never became the pipeline's,
+  or its result was set aside: the next top-level event received the module it received, as
+  when ``tvm.compile`` splits a module in two with two ``tirx.Filter`` runs on it (host
+  functions, then device ones: none on a CPU) and goes on with the first.
 
 And where the module changed between two recorded events, outside any pass the trace saw
 (code between passes, or passes run under another PassContext), :func:`pipeline_gaps` says so.
@@ -129,6 +132,8 @@ def pipeline_gaps(records: Sequence[PassRecord]) -> List[Gap]:
 def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
     current: Optional[str] = None
     last: Optional[int] = None  # the pipeline event that left ``current``
+    received: Dict[int, Optional[str]] = {r.index: r.before for r in records}
+    parents: Dict[int, Optional[int]] = {r.index: r.parent for r in records}
     roles: Dict[int, str] = {}
     gaps: List[Gap] = []
     ends: List[Tuple[int, PassRecord]] = []  # events on the pipeline still open, by depth
@@ -146,7 +151,10 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
             continue
         if not ends:
             if current is not None and last is not None and r.before != current:
-                gaps.append(Gap(last, r.index, current, r.before))
+                if r.before == received.get(last):  # what ``last`` made was set aside: not a change
+                    _set_aside(last, roles, parents)
+                else:
+                    gaps.append(Gap(last, r.index, current, r.before))
             roles[r.index] = PIPELINE
         elif r.before == current:
             roles[r.index] = PIPELINE
@@ -159,6 +167,17 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
         current = r.before
         ends.append((r.depth, r))
     return roles, gaps
+
+
+def _set_aside(event: int, roles: Dict[int, str], parents: Mapping[int, Optional[int]]) -> None:
+    """Make ``event`` and the events nested in it scratch work: its result never became the
+    pipeline's module."""
+    for index in roles:
+        p: Optional[int] = index
+        while p is not None and p != event:
+            p = parents.get(p)
+        if p == event:
+            roles[index] = SCRATCH
 
 
 def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff],
