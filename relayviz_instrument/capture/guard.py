@@ -30,6 +30,21 @@ from ..errors import CompilationInterrupted
 __all__ = ["InstrumentGuard", "GuardedCall", "PassClock", "carried_interruption"]
 
 
+def _register_with_the_ffi() -> None:
+    """Have TVM 0.2x's FFI (tvm-ffi) rebuild a CompilationInterrupted that crossed it as one:
+    it rebuilds an exception raised in a callback by its class name, and one it does not know
+    becomes a RuntimeError, which ``except KeyboardInterrupt`` does not catch. TVM 0.19 and
+    older carry the Python object itself."""
+    try:
+        from tvm_ffi import register_error
+    except ImportError:
+        return
+    register_error(CompilationInterrupted)
+
+
+_register_with_the_ffi()
+
+
 class PassClock(Protocol):
     """A pass whose own time starts when the callback that began it ends: its start, and the
     instrument's seconds at that moment (what the instrument spends later is subtracted)."""
