@@ -174,19 +174,28 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         """Add what a compilation built as an event after its last module.
 
         ``built`` is what ``relay.build`` returned (anything with ``get_graph_json()``), the
-        graph executor JSON itself, or the ``Executable`` of ``relay.vm.compile``. The graph
-        becomes a ``GraphExecutorCodegen`` event (a VM executable a ``VMCompiler`` event)
-        whose ``before`` is the last module of the compilation that built it: with several
+        graph executor JSON itself, the ``Executable`` of ``relay.vm.compile``, or the VM
+        ``Executable`` of ``tvm.compile`` / ``relax.build``. The graph becomes a
+        ``GraphExecutorCodegen`` event (a VM executable a ``VMCompiler`` event) whose
+        ``before`` is the last module of the compilation that built it: with several
         compilations in one context, the one whose functions the artifact runs (matched by
         content, not by order). Call it inside or after the pass context; the same artifact
         is recorded once. Returns the record (the existing one for an artifact recorded
         already), or None if the trace stopped recording.
+
+        Like every callback, it never raises into the build's code: a failure (a full disk, a
+        graph that cannot be read) is one :class:`TraceIncompleteWarning` and an incomplete
+        trace, and it returns None; ``strict=True`` raises instead.
         """
-        name, ir, doc = artifact_document(built)
         if self._disabled or self._sink is None:
             return None
-        with self._guard("(recording the built graph)", catch=False):
+        known = len(self.problems)
+        record: Optional[PassRecord] = None
+        with self._guard("(recording the built graph)", stacklevel=4):  # the warning points at the caller
+            name, ir, doc = artifact_document(built)
             record = record_artifact(self.records, self._sink, name, ir, doc)
+        if len(self.problems) > known:
+            self._problems_after_close(self.problems[known:])
         return record
 
     # -- PassInstrument callbacks -------------------------------------------------------------
@@ -406,6 +415,19 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             warnings.warn(f"relayviz: recording stopped at pass {pass_name}: {type(exc).__name__}: {exc}; "
                           f"the compilation goes on, the trace is incomplete{where}",
                           TraceIncompleteWarning, stacklevel=stacklevel)
+
+    def _problems_after_close(self, problems: List[str]) -> None:
+        """Tell a closed trace's manifest about ``problems`` that arose after its close line
+        (a second close line, whose problems a reader adds to the first's), as far as the
+        store still takes a line: the disk that failed the recording may refuse this too,
+        and the warning already said it."""
+        if self._sink is None or not self._sink.closed:
+            return  # the close line, still to come, will carry them
+        try:
+            self._sink.close_again(complete=False, problems=problems, events=len(self.records),
+                                   instrument_ms=1000.0 * self._guard.seconds)
+        except Exception:  # nothing more can be written; the trace in memory says it
+            pass
 
     def _finish(self) -> None:
         self._finished = True

@@ -109,6 +109,13 @@ class TraceSink:
         finally:
             self.store.close()
 
+    def close_again(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
+        """Another ``close`` line, for problems that arose after the first (recording the built
+        graph): a reader adds its problems to the first's. Then flush again."""
+        self.store.append(close_line(complete=complete, problems=problems, events=events,
+                                     instrument_ms=instrument_ms))
+        self.store.close()
+
     def add_after_close(self, record: PassRecord) -> None:
         """Both lines of an event recorded after the context exited, then flush again."""
         self.begin(record)
