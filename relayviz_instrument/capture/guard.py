@@ -94,8 +94,9 @@ class InstrumentGuard:
                  stacklevel: int = 3) -> GuardedCall:
         """The guard of one call at ``where``. ``then`` runs when the call ends, whatever
         happened, after a failure was recorded and before the time is counted (the pass
-        context's exit closes the trace there). ``stacklevel`` is the warning's, counted from the guard's exit: 3 points at the
-        function holding the ``with`` (a callback), 4 at its caller (a method the user calls)."""
+        context's exit closes the trace there). ``stacklevel`` is the warning's, counted from
+        the guard's exit: 3 points at the function holding the ``with`` (a callback), 4 at its
+        caller (``record_graph``, a method the user calls)."""
         call = self._spare
         if call is None:  # a guarded call inside another one
             call = GuardedCall(self)
