@@ -93,8 +93,12 @@ def test_missing_and_corrupt_snapshots(tmp_path):
     with pytest.raises(RelayVizTraceError, match="missing"):
         trace.snapshot("ab" * 16)
     (tmp_path / "snapshots" / ("cd" * 16 + ".json")).write_bytes(b'{"format": "relayviz"')
-    with pytest.raises(RelayVizFormatError, match="invalid JSON"):
+    with pytest.raises(RelayVizTraceError, match="cdcd.json: the snapshot does not match its digest"):
         trace.snapshot("cd" * 16)
+    data = b'{"format": "relayviz"'  # named by its own digest: read, and refused as the JSON it is
+    (tmp_path / "snapshots" / (snapshot_ref(data) + ".json")).write_bytes(data)
+    with pytest.raises(RelayVizFormatError, match="invalid JSON"):
+        trace.snapshot(snapshot_ref(data))
 
 
 def test_load_trace_rejects_what_is_not_a_trace(tmp_path):

@@ -3,9 +3,10 @@
 A trace records raw facts: snapshots, node counts, times. The diff of a changed pass is
 derived from its two snapshots, when someone asks, so that it always comes from the diff
 engine that reads it (not the one that ran inside the compilation) and costs the
-compilation nothing. Summaries (the ``+ - ~`` of the pass table) are cached beside a trace
-directory in ``cache/diff-v<DIFF_VERSION>.json``, keyed by the two snapshot references, so a
-second ``relayviz show`` reads them back and a better diff engine recomputes them.
+compilation nothing. Summaries (the ``+ - ~`` of the pass table) are cached in a trace
+directory's ``cache/diff-v<DIFF_VERSION>.json`` (:mod:`~relayviz_instrument.analysis.diff_cache`,
+which checks every entry it reads), keyed by the two snapshot references, so a second
+``relayviz show`` reads them back and a better diff engine recomputes them.
 """
 
 from __future__ import annotations
@@ -14,19 +15,15 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-import orjson
-
-from .._files import atomic_write_bytes
-from ..diff import DIFF_VERSION, GraphDiff, IndexedDocument, diff, index_document
+from ..diff import GraphDiff, IndexedDocument, diff, index_document
 from ..diff.graph import CanonicalGraph
-from ..errors import RelayVizIOError
 from ..format import INFERRED_TYPE_KINDS, Document
-from .pipeline import Credit
 from ..store import PassRecord, TraceLike
+from .diff_cache import CACHE_DIR, UNTYPED, read_cache, write_cache
+from .pipeline import Credit
 
 __all__ = ["PassDiffs", "CACHE_DIR", "without_inferred_types", "add_summaries"]
 
-CACHE_DIR = "cache"
 #: Documents kept in memory: a pass's output is usually the next changed pass's input.
 _DOCUMENTS = 4
 
@@ -36,10 +33,10 @@ class PassDiffs:
 
     ``trace`` is a :class:`~relayviz_instrument.store.TraceLike` (a trace read back, or a live
     :class:`~relayviz_instrument.RelayVizTrace`). Summaries are read from and
-    written to the trace directory's cache when it has one (a cache that cannot be written is
-    skipped: it only saves time). Diffs are kept once computed, so every view of one trace
-    (table, report, provenance, HTML page) diffs a pair of snapshots once; documents are kept
-    ``keep_documents`` at a time (``None``: all).
+    written to the trace directory's cache when it has one (entries that do not check out are
+    dropped; a cache that cannot be written is skipped: it only saves time). Diffs are kept
+    once computed, so every view of one trace (table, report, provenance, HTML page) diffs a
+    pair of snapshots once; documents are kept ``keep_documents`` at a time (``None``: all).
     """
 
     def __init__(self, trace: TraceLike, *, use_cache: bool = True, keep_documents: Optional[int] = _DOCUMENTS) -> None:
@@ -50,13 +47,13 @@ class PassDiffs:
         # Graphs made for views before any index of their snapshot: (document, graph).
         self._views: "OrderedDict[str, Tuple[Document, CanonicalGraph]]" = OrderedDict()
         self._diffs: Dict[Tuple[str, str, bool], GraphDiff] = {}
-        self._cache_file: Optional[Path] = None
+        self._cache_root: Optional[Path] = None
         self._summaries: Dict[str, Dict[str, Any]] = {}
         self._dirty = False
         path = getattr(trace, "path", None)
         if use_cache and path is not None:
-            self._cache_file = Path(path) / CACHE_DIR / f"diff-v{DIFF_VERSION}.json"
-            self._summaries = _read_cache(self._cache_file)
+            self._cache_root = Path(path)
+            self._summaries = read_cache(self._cache_root, trace.records)
 
     def document(self, ref: str) -> Document:
         """The snapshot ``ref`` (the last few are kept in memory)."""
@@ -131,7 +128,7 @@ class PassDiffs:
         else:
             result = diff(self.indexed(before), self.indexed(after))
         self._diffs[(before, after, ignore_types)] = result
-        key = f"{before}-{after}" + ("-untyped" if ignore_types else "")
+        key = f"{before}-{after}" + (f"-{UNTYPED}" if ignore_types else "")
         if key not in self._summaries:
             self._summaries[key] = result.summary
             self._dirty = True
@@ -139,7 +136,7 @@ class PassDiffs:
 
     def pair_summary(self, before: str, after: str, *, ignore_types: bool = False) -> Dict[str, Any]:
         """The summary of :meth:`pair_diff` (from the cache when it is there)."""
-        cached = self._summaries.get(f"{before}-{after}" + ("-untyped" if ignore_types else ""))
+        cached = self._summaries.get(f"{before}-{after}" + (f"-{UNTYPED}" if ignore_types else ""))
         if cached is not None:
             return cached
         return self.pair_diff(before, after, ignore_types=ignore_types).summary
@@ -165,27 +162,8 @@ class PassDiffs:
 
     def save(self) -> None:
         """Write the summaries computed so far to the trace's cache, if it has one."""
-        if not (self._dirty and self._cache_file is not None):
-            return
-        data = orjson.dumps({"diff_version": DIFF_VERSION, "summaries": self._summaries},
-                            option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
-        try:
-            self._cache_file.parent.mkdir(exist_ok=True)
-            atomic_write_bytes(self._cache_file, data)
-        except (OSError, RelayVizIOError):
-            return  # a read-only trace: the summaries are recomputed next time
-        self._dirty = False
-
-
-def _read_cache(path: Path) -> Dict[str, Dict[str, Any]]:
-    try:
-        cached = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    if not (isinstance(cached, dict) and cached.get("diff_version") == DIFF_VERSION
-            and isinstance(cached.get("summaries"), dict)):
-        return {}
-    return {key: value for key, value in cached["summaries"].items() if isinstance(value, dict)}
+        if self._dirty and self._cache_root is not None and write_cache(self._cache_root, self._summaries):
+            self._dirty = False
 
 
 #: The fields type inference fills in, by node kind (a Var's come from its annotation or, for

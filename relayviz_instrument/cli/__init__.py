@@ -14,10 +14,8 @@ import importlib
 import sys
 from typing import List, Optional
 
-from rich.console import Console
-
 from ..errors import RelayVizError
-from ._output import print_error
+from ._output import OutputConsole, print_error
 
 __all__ = ["main", "build_parser"]
 
@@ -43,7 +41,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Run ``relayviz`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    console = Console()
+    console = OutputConsole()
     try:
         return int(args.func(args, console) or 0)
     except RelayVizError as exc:

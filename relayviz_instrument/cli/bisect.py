@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..views.bisection import BisectRun, bisect_command
-from ._output import print_result
+from ._output import OutputConsole, print_result
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -31,7 +31,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    err = Console(stderr=True, highlight=False)
+    err = OutputConsole(stderr=True, highlight=False)
 
     def progress(one: BisectRun) -> None:
         limit = "no limit" if one.limit is None else f"limit {one.limit}"

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..views.file_check import check_file
+from ._output import OutputConsole
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -21,7 +22,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    errors = Console(stderr=True, soft_wrap=True, highlight=False)
+    errors = OutputConsole(stderr=True, soft_wrap=True, highlight=False)
     failed = 0
     for path in args.files:
         check = check_file(path)

@@ -8,7 +8,7 @@ One module per concern::
     sequence.py    order-preserving alignment of two key sequences (a line diff's core)
     blocks.py      the blocks of a main chain, aligned block by block
     components.py  connected components, vectorized
-    matching.py    the one-to-one pairing of nodes (anchors, blocks, runs, propagation, ...)
+    matching/      the one-to-one pairing of nodes, one module per phase over one shared state
     changes.py     what differs inside a pair; how a node is described
     hunks.py       changes grouped into replaced / merged / wrapped / inserted / ... hunks
     model.py       the result: GraphDiff, NodeMatch, Hunk

@@ -4,6 +4,7 @@ the writers of other tools' formats."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import re
 from dataclasses import dataclass
@@ -78,13 +79,63 @@ class Exporter(Protocol):
 
 def require(module: str, extra: str, what: str) -> ModuleType:
     """Import the optional dependency ``module``, or raise :class:`RelayVizDependencyError`
-    with the one line that installs it (``what`` names the format in the message)."""
+    in one line (``what`` names the format): the install command when it is missing; when it
+    is installed but its import fails (any exception: a package built for another torch), the
+    error, the versions found and what to install."""
+    top = module.split(".")[0]
     try:
         return importlib.import_module(module)
-    except ImportError:
-        raise RelayVizDependencyError(
-            f"{what} needs the Python package '{module.split('.')[0]}', which is not installed: "
-            f"pip install 'relayviz_instrument[{extra}]'") from None
+    except ImportError as exc:
+        try:
+            installed = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            installed = True
+        if not installed:
+            raise RelayVizDependencyError(
+                f"{what} needs the Python package '{top}', which is not installed: "
+                f"pip install 'relayviz_instrument[{extra}]'") from None
+        failure: Exception = exc
+    except Exception as exc:  # whatever the package's own import raises
+        failure = exc
+    raise RelayVizDependencyError(_import_failure(top, extra, what, failure)) from None
+
+
+def _import_failure(top: str, extra: str, what: str, exc: Exception) -> str:
+    """The one line saying that ``top`` is installed and fails to import, and what to do."""
+    from importlib import metadata
+
+    def found(name: str) -> str:
+        dists = metadata.packages_distributions().get(name) or [name]
+        try:
+            return f"{dists[0]} {metadata.version(dists[0])}"
+        except metadata.PackageNotFoundError:
+            return f"{name} (version unknown)"
+
+    text = str(exc).strip().splitlines()
+    why = f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+    culprit = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
+    owner = getattr(exc, "obj", None) if isinstance(exc, AttributeError) else None  # .obj: Python 3.10+
+    if isinstance(owner, ModuleType):
+        culprit = owner.__name__
+    culprit = culprit.split(".")[0] if culprit else None
+    needs = [r.split(";")[0].strip() for r in _requirements() if f'extra == "{extra}"' in r]
+    package = found(top)
+    line = f"{what} needs the Python package '{top}': {package} is installed but fails to import ({why})"
+    if culprit and culprit != top:
+        line += (f"; {found(culprit)} is installed beside it: upgrade {culprit}, or install a version of "
+                 f"{package.split()[0]} that works with it")
+    else:
+        line += f"; reinstall it: pip install --force-reinstall '{needs[0] if needs else top}'"
+    return line + f" (relayviz_instrument[{extra}] needs {', '.join(needs) or top})"
+
+
+def _requirements() -> List[str]:
+    from importlib import metadata
+
+    try:
+        return metadata.requires("relayviz_instrument") or []
+    except metadata.PackageNotFoundError:
+        return []
 
 
 def slug(name: str) -> str:

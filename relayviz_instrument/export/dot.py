@@ -6,15 +6,22 @@ Operators are rounded boxes showing the operator, output dtype and shape; graph 
 yellow ellipses, function parameters white ellipses, constants notes, tuples dashed boxes,
 calls of functions houses; functions are clusters. In a diff, fill colours carry the status
 (:data:`~relayviz_instrument.export.drawing.STATUS_COLOURS`) and a legend counts them.
+
+Every text from a document goes through :func:`~relayviz_instrument.names.printable` before
+GraphViz's quoting: a control character in a name is written ``\\x1b``, never raw, so the DOT
+text is safe to print and the SVG ``dot`` makes from it is XML (which refuses most control
+characters); an SVG that still does not parse is refused, not written.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+from xml.parsers import expat
 
 from .._files import atomic_write_bytes
 from ..errors import RelayVizDependencyError, RelayVizExportError
+from ..names import printable
 from .base import ExportGraph, ExportOptions, OutputPath, graph_files, require
 from .drawing import STATUS_COLOURS, STATUSES, Drawing, DrawnNode
 from .sizing import prepare
@@ -43,7 +50,7 @@ def to_dot(drawing: Drawing, *, legend: bool = True) -> str:
     title = [drawing.name] + list(drawing.notes)
     dot = graphviz.Digraph(name=_id(drawing.name), graph_attr={
         "rankdir": "TB", "fontname": "Helvetica", "fontsize": "12", "labelloc": "t", "labeljust": "l",
-        "label": _lines(title), "newrank": "true", "nodesep": "0.25", "ranksep": "0.35"},
+        "label": _escaped_lines(title), "newrank": "true", "nodesep": "0.25", "ranksep": "0.35"},
         node_attr={"fontname": "Helvetica", "fontsize": "10", "margin": "0.08,0.03", "height": "0.3"},
         edge_attr={"color": "#546e7a", "arrowsize": "0.6"})
     children: Dict[Optional[str], List[Any]] = {}
@@ -60,9 +67,9 @@ def to_dot(drawing: Drawing, *, legend: bool = True) -> str:
             with graph.subgraph(name=f"cluster_{cluster.key}") as sub:
                 line = STATUS_COLOURS[cluster.status][1] if cluster.status else _CLUSTER_LINES[cluster.kind]
                 back = _CLUSTER_BACKS.get(cluster.status, "#fafafa")
-                sub.attr(label=graphviz.escape(cluster.label), style="rounded,filled", color=line, fillcolor=back,
-                         penwidth="2" if cluster.status not in ("", "unchanged") else "1", fontsize="10",
-                         fontcolor="#37474f")
+                sub.attr(label=_escaped_lines([cluster.label]), style="rounded,filled", color=line,
+                         fillcolor=back, penwidth="2" if cluster.status not in ("", "unchanged") else "1",
+                         fontsize="10", fontcolor="#37474f")
                 fill(sub, cluster.key)
 
     fill(dot, None)
@@ -82,17 +89,14 @@ _CLUSTER_BACKS = {"added": "#f1f8e9", "removed": "#ffebee", "changed": "#fff8e1"
 
 
 def _node_attrs(node: DrawnNode, is_diff: bool) -> Dict[str, str]:
-    import graphviz
-
     lines = [node.label] + ([node.type] if node.type else [])
     if node.role == "collapsed" and node.count > 1 and not node.label[0].isdigit():
         lines.append(f"{node.count} nodes")
     lines += [f"~ {c}" for c in node.changes[:_CHANGES_SHOWN]]
     if len(node.changes) > _CHANGES_SHOWN:
         lines.append(f"~ {len(node.changes) - _CHANGES_SHOWN} more")
-    attrs = {"label": _lines(graphviz.escape(line) for line in lines), "shape": _SHAPES[node.role],
-             "style": _STYLES.get(node.role, "filled"),
-             "tooltip": _lines(graphviz.escape(line) for line in _tooltip(node))}
+    attrs = {"label": _escaped_lines(lines), "shape": _SHAPES[node.role],
+             "style": _STYLES.get(node.role, "filled"), "tooltip": _escaped_lines(_tooltip(node))}
     if is_diff:
         back, line = STATUS_COLOURS[node.status or "unchanged"]
         attrs.update(fillcolor=back, color=line)
@@ -115,6 +119,13 @@ def _tooltip(node: DrawnNode) -> List[str]:
 def _lines(lines: Any) -> str:
     """Lines for a DOT label, each centred (``\\n`` ends a line in DOT's escString)."""
     return "\\n".join(lines)
+
+
+def _escaped_lines(lines: Iterable[str]) -> str:
+    """Lines of text from a document as a DOT label: printable, then quoted for GraphViz."""
+    import graphviz
+
+    return _lines(graphviz.escape(printable(line)) for line in lines)
 
 
 def _id(name: str) -> str:
@@ -143,7 +154,7 @@ def render_svg(source: str, where: str) -> bytes:
     """SVG of the DOT text ``source``, laid out by GraphViz's ``dot`` program."""
     graphviz = require("graphviz", "dot", "--to svg")
     try:
-        return graphviz.Source(source).pipe(format="svg", engine="dot")
+        svg = graphviz.Source(source).pipe(format="svg", engine="dot")
     except graphviz.ExecutableNotFound:
         raise RelayVizDependencyError("--to svg needs GraphViz's dot program, which is not on PATH: install "
                                       "GraphViz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install "
@@ -152,6 +163,12 @@ def render_svg(source: str, where: str) -> bytes:
         message = (exc.stderr or b"").decode(errors="replace").strip().splitlines()
         raise RelayVizExportError(f"{where}: dot could not lay out the graph: "
                                   f"{message[0] if message else exc}") from None
+    try:  # expat reads it once, without building a tree: about 2% of dot's own time
+        expat.ParserCreate().Parse(svg, True)
+    except expat.ExpatError as exc:
+        raise RelayVizExportError(f"{where}: dot wrote an SVG that is not valid XML ({exc}); nothing was "
+                                  "written") from None
+    return svg
 
 
 def _write(graphs: Sequence[ExportGraph], out: OutputPath, options: ExportOptions, *, fmt: str, suffix: str,

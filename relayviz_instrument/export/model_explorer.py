@@ -23,6 +23,7 @@ import orjson
 
 from .._files import atomic_write_bytes
 from ..errors import RelayVizUsageError
+from ..names import printable
 from .base import ExportGraph, ExportOptions, OutputPath, require
 from .drawing import STATUS_COLOURS, STATUSES, Drawing
 from .sizing import prepare
@@ -70,8 +71,9 @@ def to_graph(drawing: Drawing) -> Any:
             attrs.append(gb.KeyValue(key="nodes", value=str(node.count)))
         outputs = ([gb.MetadataItem(id="0", attrs=[gb.KeyValue(key="tensor_shape", value=node.type)])]
                    if node.type else [])
-        nodes.append(gb.GraphNode(id=node.key, label=node.label, namespace="/".join(drawing.cluster_path(node.cluster)),
-                                  attrs=attrs, incomingEdges=incoming.get(node.key, []), outputsMetadata=outputs))
+        nodes.append(gb.GraphNode(id=node.key, label=printable(node.label),
+                                  namespace="/".join(drawing.cluster_path(node.cluster)), attrs=attrs,
+                                  incomingEdges=incoming.get(node.key, []), outputsMetadata=outputs))
     groups: Dict[str, Dict[str, str]] = {}
     configs = []
     for cluster in drawing.clusters:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from .._files import atomic_write_bytes
+from ..names import printable
 from .base import ExportGraph, ExportOptions, OutputPath, make_dir, require, slug
 from .drawing import Drawing, DrawnNode
 from .sizing import prepare
@@ -76,7 +77,7 @@ def _node_attrs(out: Any, node: DrawnNode, types_pb2: Any) -> None:
     if node.type:
         out.attr["relayviz.type"].s = node.type.encode()
     if node.label != node.kind:
-        out.attr["relayviz.label"].s = node.label.encode()
+        out.attr["relayviz.label"].s = printable(node.label).encode()
     for key, value in node.attrs:
         out.attr[key].s = value.encode()
     for i, change in enumerate(node.changes):

@@ -89,7 +89,7 @@ class DirectoryStore:
         if (folder, ref) not in self._written:
             target = self.root / folder / f"{ref}.json{ZSTD_SUFFIX}"
             if not target.exists():
-                atomic_write_bytes(target, self._compressor.compress(data))
+                atomic_write_bytes(target, self._compressor.compress(data), within=self.root)
             self._written.add((folder, ref))
         return ref
 

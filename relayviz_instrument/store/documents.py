@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 from typing import Any, Union
 
-from .._files import parse_json, read_input
+from .._files import parse_json
 from ..errors import RelayVizFormatError
 from ..format import FORMAT, Document
 from ..format.loading import checked
 from ..graph_json import document_from_graph
+from .trace import read_snapshot_bytes
 
 __all__ = ["read_document", "is_graph_json"]
 
@@ -30,10 +31,12 @@ def read_document(path: Union[str, "os.PathLike[str]"]) -> Document:
     ``"format": "relayviz"`` makes the file a RelayViz document (validated); ``nodes``
     without ``format`` makes it graph JSON (checked and converted). Anything else raises
     :class:`RelayVizFormatError` naming the file; a file that cannot be read raises
-    :class:`~relayviz_instrument.errors.RelayVizIOError`.
+    :class:`~relayviz_instrument.errors.RelayVizIOError`. A file named as a trace names its
+    snapshots is checked against the digest in its name
+    (:func:`~relayviz_instrument.store.trace.read_snapshot_bytes`).
     """
     source = os.fspath(path)
-    obj = parse_json(read_input(path), source)
+    obj = parse_json(read_snapshot_bytes(path), source)
     if isinstance(obj, dict) and "format" in obj:
         return checked(obj, source)
     if is_graph_json(obj):

@@ -5,6 +5,7 @@ as records and snapshots, and :class:`TraceLike`, what every reader of a trace m
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Protocol, Sequence, Union
 
@@ -13,13 +14,19 @@ from ..errors import RelayVizTraceError
 from ..format import Document, digest_bytes, loads
 from .records import PassRecord, read_manifest
 
-__all__ = ["Trace", "TraceLike", "load_trace", "read_snapshot", "snapshot_path", "snapshot_ref", "read_module",
-           "MANIFEST", "SNAPSHOTS", "MODULES"]
+__all__ = ["Trace", "TraceLike", "load_trace", "read_snapshot", "read_snapshot_bytes", "snapshot_path",
+           "snapshot_ref", "snapshot_file_ref", "read_module", "MANIFEST", "SNAPSHOTS", "MODULES",
+           "MANIFEST_LINE_BYTES"]
 
 MANIFEST = "manifest.jsonl"
 SNAPSHOTS = "snapshots"
 #: IR modules kept for ``relayviz replay`` (JSON: ``tvm.ir.save_json``, or TVMScript with its constants).
 MODULES = "modules"
+#: The longest manifest line read. The instrument writes lines of a few KiB (it keeps an error
+#: to 4,000 characters); a longer line holds a name no compilation gave, and past this bound
+#: the trace is refused rather than read into memory. Names up to it are shown shortened
+#: (:func:`~relayviz_instrument.names.printable`).
+MANIFEST_LINE_BYTES = 64 * 2**20
 
 
 def snapshot_ref(data: bytes) -> str:
@@ -62,10 +69,35 @@ def read_module(root: Path, ref: str) -> bytes:
     return data
 
 
+#: How a trace names a snapshot file: the reference (the digest of its JSON) and a suffix.
+_SNAPSHOT_NAME = re.compile(r"([0-9a-f]{32})\.json(?:" + re.escape(ZSTD_SUFFIX) + ")?")
+
+
+def snapshot_file_ref(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
+    """The reference a file's name claims, if it is named as a trace names its snapshots
+    (``<32 hex digits>.json.zst``, or ``.json`` in traces of format 1); else None."""
+    found = _SNAPSHOT_NAME.fullmatch(os.path.basename(os.fspath(path)))
+    return found.group(1) if found else None
+
+
+def read_snapshot_bytes(path: Union[str, "os.PathLike[str]"]) -> bytes:
+    """The JSON of the snapshot file ``path``, decompressed, and checked against the digest its
+    name holds when it is named as a trace names its snapshots: a snapshot altered after it was
+    written (recompressed or not) is refused with :class:`RelayVizTraceError` naming the file.
+    The check costs a SHA-256 of the JSON, a few percent of parsing and validating it."""
+    data = read_input(path)
+    ref = snapshot_file_ref(path)
+    if ref is not None and snapshot_ref(data) != ref:
+        raise RelayVizTraceError(f"{os.fspath(path)}: the snapshot does not match its digest (its file name): it "
+                                 "was altered after it was written; record the trace again")
+    return data
+
+
 def read_snapshot(root: Path, ref: str) -> Document:
-    """The validated document of snapshot ``ref`` of the trace directory ``root``."""
+    """The validated document of snapshot ``ref`` of the trace directory ``root``, checked
+    against its digest (see :func:`read_snapshot_bytes`)."""
     path = snapshot_path(root, ref)
-    return loads(read_input(path), source=str(path))
+    return loads(read_snapshot_bytes(path), source=str(path))
 
 
 class TraceLike(Protocol):
@@ -154,5 +186,16 @@ def load_trace(path: Union[str, "os.PathLike[str]"]) -> Trace:
         data = manifest.read_bytes()
     except OSError as exc:
         raise RelayVizTraceError(f"{manifest}: cannot read the manifest: {exc.strerror or exc}") from None
-    contents = read_manifest(data.split(b"\n"), str(manifest))
+    lines: List[bytes] = []
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if end - start > MANIFEST_LINE_BYTES:
+            raise RelayVizTraceError(f"{manifest}:{len(lines) + 1}: a line longer than {MANIFEST_LINE_BYTES // 2**20} "
+                                     "MiB, which the instrument never writes; the file is damaged or was not written "
+                                     "by RelayVizTrace")
+        lines.append(data[start:end])
+        start = end + 1
+    contents = read_manifest(lines, str(manifest))
     return Trace(root, contents.header, contents.records, contents.complete, contents.problems)

@@ -17,6 +17,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from ..names import printable
+
 from ..analysis.alignment import ONLY_A, ONLY_B, SAME, AlignedPass, Alignment
 from ..format.irs import ARTIFACT_IRS
 from .diff_tree import DiffView, diff_counts
@@ -71,7 +73,7 @@ class AlignmentTable:
                 table.add_column("ms", justify="right", no_wrap=True, style="dim")
             table.add_column("outputs", no_wrap=True)
             for pair in rows:
-                name = Text("  " * (pair.depth - 1) + pair.name, style="bold" if pair.diverges else "")
+                name = Text("  " * (pair.depth - 1) + printable(pair.name), style="bold" if pair.diverges else "")
                 table.add_row(name, *_side_cells(pair.a, pair.scratch[0]), *_side_cells(pair.b, pair.scratch[1]),
                               self._outputs_cell(pair))
             if not console.is_terminal:  # a file or a pipe: keep every name whole
@@ -111,7 +113,7 @@ def count_line(alignment: Alignment, labels: Tuple[str, str] = ("A", "B")) -> st
     diverging = [p for p in later if p.diverges]
     idle = sum(1 for p in later if p.status in (ONLY_A, ONLY_B) and not p.diverges)
     if diverging:
-        names = [p.name + ("" if p.status not in (ONLY_A, ONLY_B) else
+        names = [printable(p.name) + ("" if p.status not in (ONLY_A, ONLY_B) else
                            f" (only {labels[0] if p.status == ONLY_A else labels[1]})") for p in diverging]
         shown = ", ".join(names[:_NAMED]) + (", …" if len(names) > _NAMED else "")
         text = f"{len(diverging)} later divergence{'s' if len(diverging) > 1 else ''}: {shown}"
@@ -168,7 +170,7 @@ def _idle_line(pairs: List[AlignedPass], labels: Tuple[str, str]) -> str:
                 names[pair.name] = names.get(pair.name, 0) + 1
         if names:
             total += sum(names.values())
-            listed = ", ".join(name + (f" ×{count}" if count > 1 else "") for name, count in names.items())
+            listed = ", ".join(printable(name) + (f" ×{count}" if count > 1 else "") for name, count in names.items())
             parts.append(f"only in {label}: {listed}")
     if not total:
         return ""

@@ -28,6 +28,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from ..names import printable
+
 from .._bisect_env import bisect_environment
 from .comparison import FileComparison
 from ..diff import diff
@@ -102,8 +104,8 @@ class BisectResult:
         if self.verdict == FOUND and self.culprit is not None:
             r = self.culprit
             line = Text("found: ", style="bold red")
-            line.append(f"pass event #{r.index} {r.name} (skippable pass {r.bisect}; opt_level {r.opt_level})",
-                        style="bold")
+            line.append(f"pass event #{r.index} {printable(r.name)} (skippable pass {r.bisect}; "
+                        f"opt_level {r.opt_level})", style="bold")
             line.append(" makes the command fail")
             if self.failing_limit is not None:
                 line.append(f": it passes with limit {self.failing_limit - 1}, fails with limit {self.failing_limit}")

@@ -11,6 +11,8 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
+from ..names import printable
+
 from ..analysis.alignment import Alignment, align
 from .alignment_table import AlignmentTable, DivergenceView
 from ..diff import GraphDiff, diff
@@ -57,9 +59,10 @@ def compare_pass(trace: Union[str, "os.PathLike[str]"], selector: Union[str, int
     record = select_event(loaded, selector)
     if not (record.before and record.after):
         why = record.note or "its module was not snapshotted: TIR-only, or left out by passes=/exclude="
-        raise RelayVizUsageError(f"{loaded.path}: pass event #{record.index} ({record.name}) has no snapshots ({why})")
+        raise RelayVizUsageError(f"{loaded.path}: pass event #{record.index} ({printable(record.name)}) has no "
+                                 f"snapshots ({why})")
     before, after = loaded.snapshot_path(record.before), loaded.snapshot_path(record.after)
-    return FileComparison(f"{record.name} #{record.index} before ({before.name})", f"after ({after.name})",
+    return FileComparison(f"{printable(record.name)} #{record.index} before ({before.name})", f"after ({after.name})",
                           diff(read_document(before), read_document(after)))
 
 
@@ -82,7 +85,7 @@ class TraceComparison:
         for label, name, trace in (("A", self.name_a, self.alignment.trace_a),
                                    ("B", self.name_b, self.alignment.trace_b)):
             line = Text(f"{label}: ", style="bold")
-            line.append(name, style="cyan")
+            line.append(printable(name, None), style="cyan")
             line.append(f"  ({_events(trace)} pass events)", style="dim")
             yield line
         yield AlignmentTable(self.alignment, everything=self.everything)

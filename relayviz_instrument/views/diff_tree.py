@@ -17,7 +17,7 @@ from rich.tree import Tree
 
 from ..diff.changes import type_text
 from ..diff.model import FieldChange, GraphDiff, Hunk, NodeInfo
-from ..names import shorten
+from ..names import printable, shorten
 
 __all__ = ["DiffView", "OpDeltaTable", "diff_counts", "field_changes_text"]
 
@@ -58,10 +58,10 @@ class DiffView:
     node_lines: int = NODE_LINES
 
     def header(self) -> Text:
-        text = Text(self.title, style="bold")
+        text = Text(printable(self.title), style="bold")
         for detail in self.details:
             text.append("  ")
-            text.append(detail, style="dim")
+            text.append(printable(detail, None), style="dim")
         text.append("  ")
         text.append_text(diff_counts(self.diff.summary))
         return text
@@ -76,7 +76,7 @@ class DiffView:
             label.append(group.kind, style=_KIND_STYLE.get(group.kind, ""))
             if group.count > 1:
                 label.append(f" ×{group.count}", style="bold")
-            label.append("  " + group.label)
+            label.append("  " + printable(group.label))
             branch = tree.add(label)
             lines = list(self._lines(hunk))
             shown = lines if len(lines) <= self.node_lines else lines[: self.node_lines - 1]
@@ -88,7 +88,7 @@ class DiffView:
             line = Text()
             line.append("module", style="yellow")
             what = "added" if change.before is None else "removed" if change.after is None else "changed"
-            line.append(f"  {change.field} {what}")
+            line.append(f"  {printable(change.field)} {what}")
             if what == "changed":
                 line.append("  ")
                 line.append_text(field_changes_text([change]))
@@ -132,11 +132,11 @@ def _ordered(ids: Sequence[int], info: Mapping[int, NodeInfo]) -> List[int]:
 def _node_line(mark: str, style: str, info: NodeInfo, with_type: bool = True) -> Text:
     line = Text()
     line.append(mark + " ", style=style)
-    line.append(info.name, style="bold")
+    line.append(printable(info.name), style="bold")
     if info.detail:
-        line.append(" " + info.detail)
+        line.append(" " + printable(info.detail))
     if with_type and info.type:
-        line.append("  " + info.type, style="dim")
+        line.append("  " + printable(info.type), style="dim")
     return line
 
 
@@ -145,7 +145,7 @@ def field_changes_text(changes: Sequence[FieldChange]) -> Text:
     for i, change in enumerate(changes):
         if i:
             text.append(", ")
-        text.append(change.field + ": ")
+        text.append(printable(change.field) + ": ")
         text.append(_value_text(change.field, change.before), style="red")
         text.append(" → ")
         text.append(_value_text(change.field, change.after), style="green")
@@ -163,7 +163,7 @@ def _value_text(name: str, value: Any) -> str:
         text = str(value["digest"])[:19]
     else:
         text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+    return printable(text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…")
 
 
 @dataclass(frozen=True)
@@ -196,16 +196,16 @@ class OpDeltaTable:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if not self.rows:
             return
-        names = {op: op for op in self.rows}
+        names = {op: printable(op) for op in self.rows}
         numbers = max(len(f"{plus}  {minus}  {plus - minus:+d}") for plus, minus, _ in self.rows.values()) + 8
         if console.is_terminal:
             # A narrow terminal shortens operator names in the middle (kernel names differ at
             # their end: ..._nn_relu_1, ..._nn_relu_2) and wraps the pass lists.
             room = max(16, options.max_width - numbers - 24)
-            names = {op: shorten(op, room) for op in self.rows}
+            names = {op: shorten(printable(op), room) for op in self.rows}
         else:
-            widest = max(len(op) for op in self.rows) + numbers + max(
-                len(", ".join(n)) for _, _, n in self.rows.values())
+            widest = max(len(op) for op in names.values()) + numbers + max(
+                len(", ".join(map(printable, n))) for _, _, n in self.rows.values())
             options = options.update(max_width=max(options.max_width, widest + 8))
         table = Table(title=self.title, title_justify="left", show_edge=False)
         table.add_column("operator", no_wrap=True)
@@ -215,5 +215,6 @@ class OpDeltaTable:
         table.add_column("passes", overflow="fold")
         for op, (plus, minus, passes) in self.rows.items():
             net = plus - minus
-            table.add_row(names[op], str(plus), str(minus), f"{net:+d}".replace("-", "−"), ", ".join(passes))
+            table.add_row(names[op], str(plus), str(minus), f"{net:+d}".replace("-", "−"),
+                          ", ".join(map(printable, passes)))
         yield from console.render(table, options)

@@ -8,12 +8,13 @@ import warnings
 from dataclasses import dataclass, field
 from typing import List, Optional, Union
 
-from .._files import parse_json, read_input
+from .._files import parse_json
 from ..errors import RelayVizError, UnknownNodeKindWarning
 from ..format.irs import GRAPH_EXECUTOR, GRAPH_IRS
 from ..format.loading import checked
 from ..graph_json import document_from_graph
 from ..store.documents import is_graph_json
+from ..store.trace import read_snapshot_bytes
 
 __all__ = ["FileCheck", "check_file"]
 
@@ -39,7 +40,7 @@ def check_file(path: Union[str, "os.PathLike[str]"]) -> FileCheck:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UnknownNodeKindWarning)
         try:
-            obj = parse_json(read_input(path), source)
+            obj = parse_json(read_snapshot_bytes(path), source)  # a trace's snapshot: against its digest
             doc = document_from_graph(obj, source) if is_graph_json(obj) else checked(obj, source)
         except RelayVizError as exc:
             return FileCheck(source, error=exc)

@@ -9,15 +9,22 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markup import escape
+from rich.markup import escape as _escape
 from rich.table import Table
 from rich.text import Text
 
 from ..graph_json.summary import GraphSummary, summarize_graph
 from ..graph_json import check_params, load_params, params_path
+from ..names import printable
 from ..store.documents import read_document
 
 __all__ = ["GraphReport", "inspect_graph"]
+
+
+def escape(text: str) -> str:  # rich's, on printable text
+    """Text from the graph file as markup: printable (no control character, a huge name by its
+    ends), then escaped for rich's markup."""
+    return _escape(printable(text))
 
 
 @dataclass

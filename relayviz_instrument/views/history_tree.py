@@ -9,6 +9,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..analysis.provenance import NodeEvent, NodeKey, Provenance
+from ..names import printable
 from .diff_tree import field_changes_text
 
 __all__ = ["HistoryTree"]
@@ -27,7 +28,7 @@ def _counts(prov: Provenance, keys: Iterable[NodeKey]) -> str:
         name = prov.info(key).name
         counts[name] = counts.get(name, 0) + 1
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return ", ".join(name if n == 1 else f"{name}×{n}" for name, n in ordered)
+    return ", ".join(printable(name) if n == 1 else f"{printable(name)}×{n}" for name, n in ordered)
 
 
 class HistoryTree:
@@ -68,11 +69,11 @@ class HistoryTree:
     def _node_text(self, key: NodeKey) -> Text:
         info = self.prov.info(key)
         text = Text()
-        text.append(info.name, style="bold")
+        text.append(printable(info.name), style="bold")
         if info.detail:
-            text.append(" " + info.detail)
+            text.append(" " + printable(info.detail))
         if info.type:
-            text.append("  " + info.type, style="dim")
+            text.append("  " + printable(info.type), style="dim")
         text.append(f"  node {key[1]}", style="cyan")
         return text
 
@@ -91,7 +92,7 @@ class HistoryTree:
         text = Text()
         text.append(event.kind, style=_EVENT_STYLE[event.kind])
         text.append(" by ")
-        text.append(event.step.name, style="bold")
+        text.append(printable(event.step.name), style="bold")
         if event.step.index is not None:
             text.append(f" #{event.step.index}", style="dim")
         if event.step.after_nested:
@@ -102,7 +103,7 @@ class HistoryTree:
         elif event.hunk is not None and event.kind != "rewired":
             text.append("  ")
             text.append(event.hunk.kind, style="dim")
-            text.append(": " + event.hunk.label)
+            text.append(": " + printable(event.hunk.label))
         if event.kind == "created":
             if event.origins:
                 text.append(f"  from {len(event.origins)} node{'s' if len(event.origins) != 1 else ''}:",

@@ -26,7 +26,7 @@ from rich.text import Text
 from ..analysis.builds import RECORD_GRAPH_FIX, Build, split_builds
 from ..analysis.pass_diffs import PassDiffs
 from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, event_roles, pipeline_gaps
-from ..names import shorten
+from ..names import printable, shorten
 from ..format.irs import ARTIFACT_IRS
 from ..store import PassRecord, TraceLike, snapshot_path
 
@@ -76,25 +76,26 @@ class TraceSummary:
         line = Text()
         if self.path:
             line.append("trace ", style="bold")
-            line.append(self.path, style="cyan")
+            line.append(printable(self.path, None), style="cyan")
             line.append("\n")
         kinds = ", ".join(f"{count} {ir}" for ir, count in sorted(by_ir.items()))
         line.append(f"{len(records)} pass events ({kinds}); {changed} of {compared} compared changed "
                     f"the module; {len(snapshots)} snapshots; passes took {top / 1000:,.2f} s")
         yield line
         if not self.trace.complete:
-            yield Text("incomplete: " + "; ".join(p.splitlines()[0] for p in self.trace.problems),
+            yield Text("incomplete: " + "; ".join(printable(_first_line(p), None) for p in self.trace.problems),
                        style="bold yellow")
         for r in records:
             if r.error is not None and not any(c.error is not None and c.parent == r.index for c in records):
-                yield Text(f"pass {r.name} (#{r.index}) failed: {r.error.splitlines()[0]}", style="bold red")
+                yield Text(f"pass {printable(r.name)} (#{r.index}) failed: {printable(_first_line(r.error), None)}",
+                           style="bold red")
         skipped = [r for r in records if r.skipped]
         if skipped:
             ran = sum(1 for r in records if r.bisect is not None and not r.skipped)
             yield Text(f"{len(skipped)} pass events skipped by RelayVizBisect (limit {ran}), from #{skipped[0].index} "
-                       f"{skipped[0].name} on; `relayviz show --all` marks them", style="bold yellow")
+                       f"{printable(skipped[0].name)} on; `relayviz show --all` marks them", style="bold yellow")
         for note in trace_notes(records) if self.notes is None else self.notes:
-            yield Text("note: " + note, style="yellow")
+            yield Text("note: " + printable(note, None), style="yellow")
 
 
 def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> List[str]:
@@ -196,9 +197,9 @@ class PassTable:
                     str(summary.get("changed", 0) + summary.get("rewired", 0)) if summary else ""]
         r = row.record
         assert r is not None
-        name = Text("  " * (r.depth - 1) + r.name, style="bold red" if r.error else "")
+        name = Text("  " * (r.depth - 1) + printable(r.name), style="bold red" if r.error else "")
         if row.note:
-            name.append(f" ({row.note})", style="dim italic")
+            name.append(f" ({printable(row.note)})", style="dim italic")
         changed = changed_text(r)
         if row.nodes is not None:
             nodes = row.nodes
@@ -244,8 +245,9 @@ class TraceOverview:
         for section in self.sections:
             title = None
             if many:
-                built = ", ".join(f"{a.name} #{a.index}" for a in section.build.artifacts) or "nothing recorded"
-                title = f"{section.build.label()} (built: {built})"
+                built = (", ".join(f"{printable(a.name)} #{a.index}" for a in section.build.artifacts)
+                         or "nothing recorded")
+                title = f"{printable(section.build.label())} (built: {built})"
             yield PassTable(section.rows, title=title)
         if self.paths:
             yield from self._paths()
@@ -261,7 +263,8 @@ class TraceOverview:
                 r = row.record
                 if r is None or not (r.before or r.after):
                     continue
-                line = f"{r.index} {r.name}  {_path(self.trace, r.before) or '-'}  {_path(self.trace, r.after) or '-'}"
+                line = (f"{r.index} {printable(r.name)}  {_path(self.trace, r.before) or '-'}  "
+                        f"{_path(self.trace, r.after) or '-'}")
                 yield Text(line, no_wrap=True, overflow="ignore")
 
     def to_json(self) -> Dict[str, Any]:
@@ -282,6 +285,12 @@ class TraceOverview:
                            for s in self.sections],
                 "gaps": gaps,
                 "summaries": {str(index): summary for index, summary in sorted(self.summaries.items())}}
+
+
+def _first_line(text: str) -> str:
+    """The first line of a text from a trace (an error, a problem), found without splitting all of it."""
+    end = text.find("\n")
+    return text if end < 0 else text[:end]
 
 
 def _path(trace: TraceLike, ref: Optional[str]) -> str:

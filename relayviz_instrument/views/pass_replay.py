@@ -26,6 +26,8 @@ import orjson
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
+from ..names import printable
+
 from .comparison import FileComparison
 from ..diff import diff
 from ..errors import RelayVizTraceError, RelayVizUsageError
@@ -66,7 +68,7 @@ class ReplayResult:
         r = self.record
         context = (r.replay or {}).get("context", {})
         head = Text()
-        head.append(f"replayed {r.name} (#{r.index})", style="bold")
+        head.append(f"replayed {printable(r.name)} (#{r.index})", style="bold")
         head.append(f" of {self.trace}: {self.made_by} at opt_level {context.get('opt_level')}")
         if context.get("disabled_pass"):
             head.append(f", disabled {', '.join(context['disabled_pass'])}")

@@ -16,6 +16,8 @@ from typing import Any, Dict, Iterator, List, Optional, Pattern, Tuple, Union
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
+from ..names import printable
+
 from ..analysis.builds import split_builds
 from ..diff import GraphDiff
 from .diff_tree import DiffView, OpDeltaTable
@@ -85,7 +87,7 @@ class TraceReport:
         many = len(self.builds) > 1
         for build in self.builds:
             if many and build.passes:
-                yield Text(build.label, style="bold underline")
+                yield Text(printable(build.label), style="bold underline")
             for change in build.passes:
                 r = change.record
                 details = [f"#{r.index}", f"depth {r.depth}"]
@@ -98,7 +100,7 @@ class TraceReport:
                     details.append("types left to its nested InferType")
                 yield DiffView(change.diff, r.name, details)
             if build.op_deltas and any(delta for _, delta in build.op_deltas):
-                title = "operator calls across the pipeline" + (f" ({build.label})" if many else "")
+                title = "operator calls across the pipeline" + (f" ({printable(build.label)})" if many else "")
                 yield OpDeltaTable(build.op_deltas, title=title)
 
     def to_json(self) -> Dict[str, Any]:

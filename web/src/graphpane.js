@@ -4,7 +4,7 @@
 import {select} from 'd3-selection';
 import {zoom, zoomIdentity} from 'd3-zoom';
 import {layoutGraph} from './layout.js';
-import {esc, nodeText} from './util.js';
+import {nodeText, svg} from './util.js';
 
 const STATUS_WORDS = ['unchanged', 'changed', 'rewired', 'added', 'removed'];
 const CHAR_W = 6.4;
@@ -21,14 +21,13 @@ export class GraphPane {
     this.container = container;
     this.message = container.appendChild(document.createElement('div'));
     this.message.className = 'graph-message';
-    this.svgNode = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-    this.svgNode.setAttribute('class', 'graph');
+    const markers = [0, 1, 2].map((s) => svg('marker', {id: `arrow${s}`, viewBox: '0 0 8 8', refX: 7, refY: 4,
+      markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse'}, svg('path', {d: 'M0,0L8,4L0,8z', class: `arrow${s}`})));
+    this.viewportNode = svg('g', {class: 'viewport'});
+    this.svgNode = svg('svg', {class: 'graph'}, svg('defs', {}, markers), this.viewportNode);
     container.appendChild(this.svgNode);
     this.svg = select(this.svgNode);
-    this.svg.html('<defs>' + [0, 1, 2].map((s) => `<marker id="arrow${s}" viewBox="0 0 8 8" refX="7" refY="4" ` +
-      'markerWidth="7" markerHeight="7" orient="auto-start-reverse">' +
-      `<path d="M0,0L8,4L0,8z" class="arrow${s}"/></marker>`).join('') + '</defs><g class="viewport"></g>');
-    this.viewport = this.svg.select('g.viewport');
+    this.viewport = select(this.viewportNode);
     // Zoomed far out, labels are too small to read: not drawing them halves the paint.
     this.far = null;
     this.zoom = zoom().scaleExtent([0.01, 4]).on('zoom', (e) => {
@@ -59,7 +58,7 @@ export class GraphPane {
     this.graph = this.graphIndex != null ? this.data.graphs[this.graphIndex] : null;
     for (const set of Object.values(this.marks)) set.clear();
     if (!this.graph) {
-      this.viewport.html('');
+      this.viewportNode.replaceChildren();
       this.elements = new Map();
       this.message.textContent = !pass ? 'No pass of this trace changed the module.' : pass.changed ? 'This pass changed the module, but the trace lacks a snapshot to compare.'
         : pass.changed === false ? 'This pass left the module unchanged.' : 'This pass was not compared (TIR only, or left out of the trace).';
@@ -179,14 +178,14 @@ export class GraphPane {
       const status = g >= 0 ? this.graph.nodes[g][2] : 0;
       const cls = `s${status}` + (g >= 0 && hunkOf.has(g) ? ' inhunk' : '');
       if (v.kids) {
-        compounds.push([depth(v), `<g class="cmp ${cls}" data-id="${v.id}">` +
-          `<rect x="${x}" y="${y}" width="${p.w}" height="${p.h}" rx="8"/>` +
-          `<text class="cmp-title" x="${x + 8}" y="${y + 14}">${esc(v.text)}</text></g>`]);
+        compounds.push([depth(v), svg('g', {class: `cmp ${cls}`, 'data-id': v.id},
+          svg('rect', {x, y, width: p.w, height: p.h, rx: 8}),
+          svg('text', {class: 'cmp-title', x: x + 8, y: y + 14}, v.text))]);
       } else {
         const kind = v.id[0] === 'r' ? 'region' : v.small ? 'small' : '';
-        boxes.push(`<g class="n ${kind} ${cls}" data-id="${v.id}" transform="translate(${x},${y})">` +
-          `<rect width="${p.w}" height="${p.h}" rx="${v.small ? 9 : 4}"/>` +
-          `<text x="${p.w / 2}" y="${p.h / 2 + 4}">${esc(v.text)}</text></g>`);
+        boxes.push(svg('g', {class: `n ${kind} ${cls}`, 'data-id': v.id, transform: `translate(${x},${y})`},
+          svg('rect', {width: p.w, height: p.h, rx: v.small ? 9 : 4}),
+          svg('text', {x: p.w / 2, y: p.h / 2 + 4}, v.text)));
       }
     }
     // Data flows down the layers, so arrowheads only help on small graphs; on big ones they
@@ -201,13 +200,18 @@ export class GraphPane {
         const dy = (y1 - y0) / 2;
         d += `C${x0.toFixed(1)},${(y0 + dy).toFixed(1)} ${x1.toFixed(1)},${(y1 - dy).toFixed(1)} ${x1.toFixed(1)},${y1.toFixed(1)}`;
       }
-      paths.push(`<path class="e e${side}" d="${d}"${arrows ? ` marker-end="url(#arrow${side})"` : ''}/>`);
+      paths.push(svg('path', {class: `e e${side}`, d, 'marker-end': arrows ? `url(#arrow${side})` : null}));
     });
     compounds.sort((a, b) => a[0] - b[0]);
     const t3 = performance.now();
-    this.viewport.html(compounds.map((c) => c[1]).join('') + paths.join('') + boxes.join(''));
+    // One fragment, not spread arguments: a graph may have more elements than a call takes.
+    const drawn = document.createDocumentFragment();
+    for (const c of compounds) drawn.append(c[1]);
+    for (const node of paths) drawn.append(node);
+    for (const node of boxes) drawn.append(node);
+    this.viewportNode.replaceChildren(drawn);
     this.elements = new Map();
-    for (const node of this.viewport.node().querySelectorAll('[data-id]')) this.elements.set(node.getAttribute('data-id'), node);
+    for (const node of this.viewportNode.querySelectorAll('[data-id]')) this.elements.set(node.getAttribute('data-id'), node);
     for (const [mark, set] of Object.entries(this.marks)) for (const g of set) this.mark(g, mark, true);
     const t4 = performance.now();
     // Where a pass switch spends its time (bench_html.py reads it).

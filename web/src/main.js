@@ -6,7 +6,7 @@ import {GraphPane} from './graphpane.js';
 import {Panel} from './panel.js';
 import {PassList} from './passlist.js';
 import {Provenance} from './provenance.js';
-import {el, esc, nodeText} from './util.js';
+import {h, nodeText} from './util.js';
 
 const FORMAT = 'relayviz-html/1';
 
@@ -16,23 +16,24 @@ function start() {
   if (data.format !== FORMAT) throw new Error(`this viewer reads ${FORMAT}, the page holds ${data.format}`);
   const app = document.getElementById('app');
   const changed = data.passes.filter((p) => p.changed).length;
-  const header = el('header', {}, `<h1>relayviz <span>${esc(data.trace.name)}</span></h1>` +
-    `<span class="summary">${data.passes.length.toLocaleString('en-US')} pass events, ${changed} changed the module</span>` +
-    (data.trace.complete ? '' : `<span class="warn" title="${esc(data.trace.problems.join('\n'))}">incomplete trace</span>`));
-  const search = el('input', {type: 'search', class: 'search', placeholder: 'search operator or name ( / )', 'aria-label': 'search nodes'});
-  const results = el('div', {class: 'results', hidden: ''});
-  const searchBox = el('div', {class: 'search-box'});
-  searchBox.append(search, results);
-  const regions = el('label', {class: 'toggle', title: `graphs of more than ${data.collapse_above} nodes`},
-    '<input type="checkbox" checked> collapse unchanged regions');
-  const functions = el('label', {class: 'toggle'}, '<input type="checkbox"> collapse functions');
-  const fit = el('button', {type: 'button', title: 'f'}, 'fit');
-  const legend = el('span', {class: 'legend'}, data.statuses.map((s, i) => `<i class="s${i}">${s}</i>`).join(''));
-  const keys = el('span', {class: 'keys'}, '↑↓ passes · n/p hunks · / search · f fit');
+  const header = h('header', {}, h('h1', {}, 'relayviz ', h('span', {}, data.trace.name)),
+    h('span', {class: 'summary'}, `${data.passes.length.toLocaleString('en-US')} pass events, ${changed} changed the module`),
+    data.trace.complete ? '' : h('span', {class: 'warn', title: data.trace.problems.join('\n')}, 'incomplete trace'));
+  const search = h('input', {type: 'search', class: 'search', placeholder: 'search operator or name ( / )', 'aria-label': 'search nodes'});
+  const results = h('div', {class: 'results', hidden: true});
+  const searchBox = h('div', {class: 'search-box'}, search, results);
+  const regionsBox = h('input', {type: 'checkbox', checked: true});
+  const regions = h('label', {class: 'toggle', title: `graphs of more than ${data.collapse_above} nodes`},
+    regionsBox, ' collapse unchanged regions');
+  const functionsBox = h('input', {type: 'checkbox'});
+  const functions = h('label', {class: 'toggle'}, functionsBox, ' collapse functions');
+  const fit = h('button', {type: 'button', title: 'f'}, 'fit');
+  const legend = h('span', {class: 'legend'}, data.statuses.map((s, i) => h('i', {class: `s${i}`}, s)));
+  const keys = h('span', {class: 'keys'}, '↑↓ passes · n/p hunks · / search · f fit');
   header.append(searchBox, regions, functions, fit, legend, keys);
-  const passes = el('nav', {class: 'passes'});
-  const graph = el('main', {class: 'graph-pane'});
-  const side = el('aside', {class: 'panel'});
+  const passes = h('nav', {class: 'passes'});
+  const graph = h('main', {class: 'graph-pane'});
+  const side = h('aside', {class: 'panel'});
   app.append(header, passes, graph, side);
 
   const prov = new Provenance(data);
@@ -54,7 +55,7 @@ function start() {
     list.select(i);
     pane.setPass(pass);
     panel.setPass(pass, pane.graph);
-    if (functions.querySelector('input').checked) pane.collapseAll(true);
+    if (functionsBox.checked) pane.collapseAll(true);
     runSearch(false);
     history.replaceState(null, '', '#pass=' + pass.i);
     window.relayvizViewer.lastSwitchMs = performance.now() - t0;
@@ -127,13 +128,14 @@ function start() {
     const query = search.value.trim();
     const found = pane.search(query);
     pane.setMarks('match', found);
-    if (!query) { results.hidden = true; results.innerHTML = ''; return found; }
+    if (!query) { results.hidden = true; results.replaceChildren(); return found; }
     results.hidden = false;
     const shown = found.slice(0, 50).map((g) => {
       const entry = pane.entry(g);
-      return `<li data-g="${g}">${esc(nodeText(entry))} <span class="dim">${esc(entry.t || '')}</span></li>`;
-    }).join('');
-    results.innerHTML = `<p>${found.length} match${found.length === 1 ? '' : 'es'} in this pass</p>` + (shown ? `<ol>${shown}</ol>` : '');
+      return h('li', {'data-g': g}, nodeText(entry), ' ', h('span', {class: 'dim'}, entry.t || ''));
+    });
+    results.replaceChildren(h('p', {}, `${found.length} match${found.length === 1 ? '' : 'es'} in this pass`),
+      shown.length ? h('ol', {}, shown) : '');
     if (jump && found.length) pick(found[0]);
     return found;
   }
@@ -150,8 +152,8 @@ function start() {
     const li = e.target.closest('[data-g]');
     if (li) pick(+li.dataset.g);
   });
-  regions.querySelector('input').addEventListener('change', (e) => { pane.collapseRegions = e.target.checked; if (pane.graph) { pane.render(); pane.fit(); } });
-  functions.querySelector('input').addEventListener('change', (e) => pane.collapseAll(e.target.checked));
+  regionsBox.addEventListener('change', (e) => { pane.collapseRegions = e.target.checked; if (pane.graph) { pane.render(); pane.fit(); } });
+  functionsBox.addEventListener('change', (e) => pane.collapseAll(e.target.checked));
   fit.addEventListener('click', () => pane.fit());
 
   document.addEventListener('keydown', (e) => {

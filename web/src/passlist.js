@@ -1,24 +1,25 @@
 // The pass list: every pass event, filterable by name, runs of unchanged events folded.
 
-import {el, esc, ms} from './util.js';
+import {h, ms} from './util.js';
 
 export class PassList {
   constructor(container, data, {onSelect}) {
     this.data = data;
     this.onSelect = onSelect;
-    this.filter = el('input', {type: 'search', class: 'pass-filter', placeholder: 'filter passes (name or regex)',
-                               'aria-label': 'filter passes'});
-    this.showAll = el('label', {class: 'toggle'}, '<input type="checkbox"> unchanged passes');
-    this.table = el('div', {class: 'pass-rows', role: 'listbox', tabindex: '0'});
-    const bar = el('div', {class: 'pass-bar'});
-    bar.append(this.filter, this.showAll);
-    container.append(bar, el('div', {class: 'pass-head'},
-      '<span class="c-i">#</span><span class="c-name">pass</span><span class="c-d" title="depth">d</span>' +
-      '<span class="c-ms">ms</span><span class="c-ch" title="changed">chg</span><span class="c-n">+ − ~</span>'), this.table);
+    this.filter = h('input', {type: 'search', class: 'pass-filter', placeholder: 'filter passes (name or regex)',
+                              'aria-label': 'filter passes'});
+    this.showAllBox = h('input', {type: 'checkbox'});
+    this.showAll = h('label', {class: 'toggle'}, this.showAllBox, ' unchanged passes');
+    this.table = h('div', {class: 'pass-rows', role: 'listbox', tabindex: '0'});
+    const bar = h('div', {class: 'pass-bar'}, this.filter, this.showAll);
+    const head = h('div', {class: 'pass-head'},
+      h('span', {class: 'c-i'}, '#'), h('span', {class: 'c-name'}, 'pass'), h('span', {class: 'c-d', title: 'depth'}, 'd'),
+      h('span', {class: 'c-ms'}, 'ms'), h('span', {class: 'c-ch', title: 'changed'}, 'chg'), h('span', {class: 'c-n'}, '+ − ~'));
+    container.append(bar, head, this.table);
     this.opened = new Set();  // folded runs opened by a click, by their first event's position
     this.selected = null;
     this.filter.addEventListener('input', () => this.render());
-    this.showAll.querySelector('input').addEventListener('change', () => this.render());
+    this.showAllBox.addEventListener('change', () => this.render());
     this.table.addEventListener('click', (e) => {
       const row = e.target.closest('[data-pass], [data-fold]');
       if (!row) return;
@@ -37,13 +38,13 @@ export class PassList {
 
   render() {
     const match = this.matcher();
-    const everything = this.showAll.querySelector('input').checked;
+    const everything = this.showAllBox.checked;
     const rows = [];
     let run = [];
     const flush = () => {
       if (!run.length) return;
       if (run.length === 1 || everything || this.opened.has(run[0])) for (const i of run) rows.push(this.row(i));
-      else rows.push(`<div class="row fold" data-fold="${run[0]}">⋯ ${run.length.toLocaleString('en-US')} unchanged pass events</div>`);
+      else rows.push(h('div', {class: 'row fold', 'data-fold': run[0]}, `⋯ ${run.length.toLocaleString('en-US')} unchanged pass events`));
       run = [];
     };
     this.data.passes.forEach((p, i) => {
@@ -53,20 +54,25 @@ export class PassList {
       rows.push(this.row(i));
     });
     flush();
-    this.table.innerHTML = rows.join('') || '<div class="row empty">no pass matches</div>';
+    if (!rows.length) rows.push(h('div', {class: 'row empty'}, 'no pass matches'));
+    const shown = document.createDocumentFragment();  // not spread arguments: a trace may have more rows than a call takes
+    for (const row of rows) shown.append(row);
+    this.table.replaceChildren(shown);
     this.visible = [...this.table.querySelectorAll('[data-pass]')].map((r) => +r.dataset.pass);
     this.highlight();
   }
 
   row(i) {
     const p = this.data.passes[i];
-    const counts = p.counts ? `<b class="plus">+${p.counts[0]}</b> <b class="minus">−${p.counts[1]}</b> <b class="tilde">~${p.counts[2]}</b>` : '';
-    const changed = p.error != null ? '<b class="failed">failed</b>' : p.changed == null ? '-' : p.changed ? 'yes' : 'no';
+    const counts = p.counts ? [h('b', {class: 'plus'}, `+${p.counts[0]}`), ' ', h('b', {class: 'minus'}, `−${p.counts[1]}`), ' ',
+                               h('b', {class: 'tilde'}, `~${p.counts[2]}`)] : [];
+    const changed = p.error != null ? h('b', {class: 'failed'}, 'failed') : p.changed == null ? '-' : p.changed ? 'yes' : 'no';
     const cls = ['row', p.changed ? 'changed' : 'same', p.graph != null ? 'has-graph' : '', p.span ? 'pipeline' : 'off'];
-    return `<div class="${cls.join(' ')}" data-pass="${i}" role="option" title="${esc(p.name)} (#${p.i})">` +
-      `<span class="c-i">${p.i}</span><span class="c-name" style="padding-left:${(p.depth - 1) * 10}px">${esc(p.name)}</span>` +
-      `<span class="c-d">${p.depth}</span><span class="c-ms">${ms(p.ms)}</span><span class="c-ch">${changed}</span>` +
-      `<span class="c-n">${counts}</span></div>`;
+    const name = h('span', {class: 'c-name'}, p.name);
+    name.style.paddingLeft = `${(p.depth - 1) * 10}px`;
+    return h('div', {class: cls.join(' '), 'data-pass': i, role: 'option', title: `${p.name} (#${p.i})`},
+      h('span', {class: 'c-i'}, p.i), name, h('span', {class: 'c-d'}, p.depth), h('span', {class: 'c-ms'}, ms(p.ms)),
+      h('span', {class: 'c-ch'}, changed), h('span', {class: 'c-n'}, counts));
   }
 
   select(i) {
@@ -76,7 +82,7 @@ export class PassList {
       const p = this.data.passes[i];
       const match = this.matcher();
       if (match && !match(p.name)) this.filter.value = '';
-      this.showAll.querySelector('input').checked = this.showAll.querySelector('input').checked || p.changed !== true;
+      this.showAllBox.checked = this.showAllBox.checked || p.changed !== true;
       this.render();
     }
     this.highlight();

@@ -1,19 +1,32 @@
 // Small helpers shared by the viewer's parts.
+//
+// Every element is built here, as DOM nodes: text from the trace (names, labels, values,
+// numbers) becomes text nodes and attribute values, never markup. The viewer sets no
+// innerHTML, and the page's Content-Security-Policy (require-trusted-types-for 'script')
+// makes the browser refuse any that a change would add.
 
-const ESCAPES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
+const SVG_NS = 'http://www.w3.org/2000/svg';
 
-// Text from the trace (names, labels, values) goes through this before it reaches HTML.
-export function esc(value) {
-  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]);
+function build(node, attrs, children) {
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    node.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false || child === '') continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
 }
 
-export function el(tag, attrs = {}, html = '') {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'class') node.className = v; else node.setAttribute(k, v);
-  }
-  if (html) node.innerHTML = html;
-  return node;
+// An HTML element: h('li', {class: 'x', 'data-g': 3}, 'text', h('b', {}, name), ...).
+export function h(tag, attrs = {}, ...children) {
+  return build(document.createElement(tag), attrs, children);
+}
+
+// An SVG element, built the same way.
+export function svg(tag, attrs = {}, ...children) {
+  return build(document.createElementNS(SVG_NS, tag), attrs, children);
 }
 
 export function ms(value) {

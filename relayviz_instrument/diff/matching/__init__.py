@@ -1,0 +1,94 @@
+"""Pairing the nodes of two snapshots: a one-to-one mapping that survives duplicates.
+
+The matcher follows GumTree and XLA's hlo_diff, adapted to Relay's DAGs, with a text diff's
+way of aligning runs of equal lines. Every step finds a node's candidates in an index (the
+users of its inputs' partners, the inputs of its users' partners, a table of signatures or of
+line keys), never among all unpaired nodes of its label, so a diff costs time in proportion
+to the graphs, however many nodes look alike.
+
+The phases, one module each, share one :class:`~.state.MatchState` (both sides and the
+pairing so far); :func:`match` runs them in this order:
+
+1. **Identical documents** (equal labels and references in canonical order) are paired in
+   one comparison (:mod:`.anchors`).
+2. **Anchors** (:mod:`.anchors`). Global functions are paired by name, the ``root``
+   expressions, parameters by name when the name is unique in both lists.
+3. **Blocks** (:mod:`.anchors`), where parameters have no names to tell them apart: the two
+   main chains are aligned block by block (:mod:`..blocks`), and the blocks that align paired
+   node by node.
+4. **Identical sub-graphs** (:mod:`.exact`): nodes whose signature occurs once on each side.
+5. **Runs** (:mod:`.runs`): from each pair, the stretch of equal lines above it in the two
+   documents' topological orders (:func:`..signatures.line_keys`), vectorized; most of an
+   edited graph is paired here.
+6. **Propagation to a fixpoint** (:mod:`.propagation`) from the pairs next to unpaired nodes
+   (of a label the other side still has unpaired): inputs by position (:mod:`.downward`; by
+   alignment when their number differs; by signature, else content, first, so swapped
+   arguments stay with their pairs), users by operator and input position (:mod:`.upward`;
+   by content and paired inputs first). A candidate is paired when nothing else agrees as
+   well with its paired inputs and users (:mod:`.scoring`); a pair that only shares one
+   neighbour waits in a queue tried when nothing surer is left, and only if its type is equal
+   and its attributes or users alike; equally good candidates wait as a group. Then
+   propagation looks through up to three inserted or deleted nodes (:mod:`.look_through`:
+   ``expand_dims`` then ``layout_transform`` before an ``add``).
+7. **Residual signatures** (:mod:`.residual`). The nodes still unpaired are hashed again at
+   tiers 3, 2, 1 and 0, where an input that is already paired counts as that pair: a unique
+   residual signature pairs a node whose attributes, type or value changed between nodes that
+   did not.
+8. **Regions** (:mod:`.regions`). Unpaired nodes form regions; a region of each side that
+   borders the same pairs is aligned in data-flow order by operator (a ``nn.relu`` between
+   two batch norms that SimplifyInference expanded).
+9. **Parameters left** (:mod:`.anchors`), in the order of their lists; **ties**
+   (:mod:`.ties`): groups that no neighbour separates are paired in canonical order; then a
+   removed node whose twin was paired takes the twin's place when more of the pair's users
+   read it (EliminateCommonSubexpr keeps the node most users already read).
+10. **Op nodes** follow their calls (:mod:`.operators`).
+
+Nodes of different tier-0 labels (kind and operator) are never paired. The two documents'
+sides are one :class:`~.state.Side` each, and every step that looks from one side to the
+other is written once and run both ways.
+"""
+
+from __future__ import annotations
+
+from typing import List, Tuple
+
+from ..index import IndexedDocument
+from .anchors import align_blocks, anchor, identical, leftover_params
+from .exact import exact
+from .operators import pair_ops
+from .propagation import settle
+from .regions import regions
+from .residual import residual
+from .state import MatchState
+from .ties import break_ties, swap_twins
+
+__all__ = ["match"]
+
+
+def match(ia: IndexedDocument, ib: IndexedDocument) -> Tuple[List[int], List[int]]:
+    """Pair the nodes of two indexed documents; return ``(a2b, b2a)`` rank maps (-1: unpaired)."""
+    st = MatchState(ia, ib)
+    if identical(st):
+        return st.A.partner, st.B.partner
+    anchor(st)
+    align_blocks(st)
+    exact(st)
+    st.queue = []  # propagation starts from the frontier, once runs have paired the bulk
+    settle(st)
+    for tier in (3, 2, 1, 0):
+        residual(st, tier)
+        settle(st)
+    regions(st)
+    settle(st)
+    leftover_params(st)
+    settle(st)
+    for final in (False, True):
+        break_ties(st, final)
+        settle(st)
+        for tier in (1, 0):
+            residual(st, tier)
+            settle(st)
+    for side in (st.A, st.B):
+        swap_twins(st, side)
+    pair_ops(st)
+    return st.A.partner, st.B.partner
