@@ -2,7 +2,9 @@
 
 One pass context can run several compilations (two ``relay.build``s, a ``relay.quantize``
 then a ``relay.build``, a build and a ``relay.vm.compile``). A new one starts at a top-level
-Relay or Relax event after the previous one lowered its model to TIR. What a compilation
+Relay or Relax event after the previous one lowered its model to TIR: a TIR module (or one
+left empty) after a Relay or Relax module in the same compilation. TIR passes run on their own
+lower nothing. What a compilation
 built (the graph executor JSON of ``relay.build``, the bytecode of ``relay.vm.compile``) is
 no pass's output; ``RelayVizTrace.record_graph`` adds it as an event whose ``before`` is the
 last module of the compilation that built it, and that is how it is attached here.
@@ -52,6 +54,7 @@ class Build:
 def split_builds(records: Sequence[PassRecord]) -> List[Build]:
     """The compilations of a trace, in order (one, for most traces)."""
     builds: List[Build] = []
+    modelled: Set[int] = set()  # the builds that had a Relay or Relax module so far
     for r in records:
         if r.ir in ARTIFACT_IRS:
             continue
@@ -60,7 +63,9 @@ def split_builds(records: Sequence[PassRecord]) -> List[Build]:
         build = builds[-1]
         build.last = r.index
         build.events.append(r.index)
-        if r.ir in (TIR, EMPTY):
+        if r.ir in MODULE_IRS:
+            modelled.add(build.number)
+        elif r.ir in (TIR, EMPTY) and build.number in modelled:
             build.lowered = True
     by_index = records_by_index(records)
     afters: List[Set[str]] = [{by_index[i].after or "" for i in b.events} for b in builds]

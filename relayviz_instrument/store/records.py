@@ -8,7 +8,7 @@ and one ``close`` line when the pass context exits. Events added after the conte
 facts only (names, nesting, times, snapshot references, node counts); what is derived from
 them, like diff summaries, is computed when a trace is read (:mod:`relayviz_instrument.analysis.pass_diffs`).
 
-Fields added after a layout was released (``skipped``, ``bisect``, ``replay``) are written only
+Fields added after a layout was released (``skipped``, ``bisect``, ``replay``, ``new_module``) are written only
 when they are set, so a trace that uses none of them has the lines it always had, and an
 older reader, which ignores keys it does not know, still reads a newer trace.
 """
@@ -54,7 +54,10 @@ class PassRecord:
     not let run, and ``bisect`` numbers the events it could skip (None for the others).
     ``replay`` holds what ``relayviz replay`` needs to run the pass again (the input module
     by reference, in the form ``module_form`` names, and the PassContext and target): written for
-    the pass that raised, and for passes chosen with ``keep_modules``.
+    the pass that raised, and for passes chosen with ``keep_modules``. ``new_module`` is True for
+    a pass run directly in the context on a module that shares no function (no ``GlobalVar``
+    object) with the module the trace saw before it: one the caller made anew, which starts a
+    pipeline of its own.
     """
 
     index: int
@@ -75,6 +78,7 @@ class PassRecord:
     skipped: bool = False
     bisect: Optional[int] = None
     replay: Optional[Dict[str, Any]] = None
+    new_module: bool = False
 
     def to_json(self) -> Dict[str, Any]:
         """The record as a JSON object (the form ``relayviz show --json`` prints)."""
@@ -86,10 +90,10 @@ class PassRecord:
 #: The fields of a record known when its pass begins, and those known when it ends: the
 #: manifest's ``begin`` and ``end`` lines (an ``end`` line names its event by ``index``).
 _BEGIN_FIELDS = ("index", "name", "opt_level", "required", "depth", "parent", "ir", "before", "nodes_before",
-                 "note", "skipped", "bisect", "replay")
+                 "note", "skipped", "bisect", "replay", "new_module")
 _END_FIELDS = ("duration_ms", "changed", "after", "nodes_after", "error", "replay")
 #: Fields written only when they differ from these defaults (see the module docstring).
-_UNLESS_DEFAULT = {"skipped": False, "bisect": None, "replay": None}
+_UNLESS_DEFAULT = {"skipped": False, "bisect": None, "replay": None, "new_module": False}
 
 
 #: The note of an event whose end line is missing from a closed manifest.
@@ -128,6 +132,7 @@ _FIELD_CHECKS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "skipped": (lambda v: isinstance(v, bool), "true or false"),
     "bisect": (_optional(_count), "a non-negative integer or null"),
     "replay": (_optional(lambda v: isinstance(v, dict)), "an object or null"),
+    "new_module": (lambda v: isinstance(v, bool), "true or false"),
 }
 
 
