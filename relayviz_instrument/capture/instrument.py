@@ -51,7 +51,7 @@ from .equality import shares_functions, structurally_equal
 from .guard import InstrumentGuard
 from .pass_frames import (ENDED_INSIDE, EXIT_NEVER_CAME, EXITED_FIRST, RAISED_UNSEEN, caller_frame,
                           error_still_held, error_text, error_through, frames_on_stack, held_exceptions,
-                          instrument_that_raised, interruption)
+                          instrument_that_raised, interruption, through_tvm)
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts
 
@@ -131,6 +131,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         #: False once the instrument failed; ``problems`` says why.
         self.complete = True
         self.problems: List[str] = []
+        #: The error that ended the compilation after its last pass (in code generation), if any.
+        self.build_failure: Optional[str] = None
         #: The trace directory, once the pass context was entered (None for memory traces).
         self.path: Optional[Path] = None
         self._sink: Optional[TraceSink] = None
@@ -391,7 +393,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         """End every event that began and did not end, when the pass context exits with ``exc``
         (or none): the passes an exception went through, passes that raised earlier, or passes
         a callback was interrupted in. The innermost pass that raised keeps its input module
-        for ``relayviz replay``; an interruption marks the trace incomplete."""
+        for ``relayviz replay``; an interruption marks the trace incomplete. An error TVM raised
+        that went through no pass (code generation after the last pass) is the build's failure."""
         assert self._sink is not None
         opened, self._stack = list(reversed(self._stack)), []
         self._end_events(opened, exc, exiting=True)
@@ -402,6 +405,10 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             if not self._sink.has_begun(record.index):
                 self._sink.begin(record)
             self._sink.end(record)
+        if (exc is not None and not interruption(exc) and not isinstance(exc, RelayVizError) and through_tvm(exc)
+                and instrument_that_raised(exc, self) is None
+                and not any(o.record.error == error_text(exc) for o in opened) and not cut):
+            self.build_failure = error_text(exc)
         if interruption(exc):
             assert exc is not None
             self.complete = False
@@ -511,6 +518,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         if self._sink is not None:
             try:
                 self._sink.close(complete=self.complete, problems=self.problems, events=len(self.records),
+                                 build_failure=self.build_failure,
                                  instrument_ms=1000.0 * self._guard.seconds)
             except Exception as exc:
                 if self.strict:

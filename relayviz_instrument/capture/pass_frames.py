@@ -25,6 +25,7 @@ frame of its own).
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from types import FrameType
 from typing import Any, FrozenSet, List, Optional, Set
@@ -32,7 +33,7 @@ from typing import Any, FrozenSet, List, Optional, Set
 import tvm
 
 __all__ = ["caller_frame", "frames_on_stack", "error_through", "held_exceptions", "error_still_held", "CALLBACKS",
-           "error_text", "interruption", "instrument_that_raised", "RAISED_UNSEEN", "EXITED_FIRST",
+           "error_text", "interruption", "instrument_that_raised", "through_tvm", "RAISED_UNSEEN", "EXITED_FIRST",
            "EXIT_NEVER_CAME", "ENDED_INSIDE"]
 
 #: An error text longer than this keeps its start and its end (where TVM puts the message).
@@ -46,6 +47,8 @@ EXIT_NEVER_CAME = ("the pass context exited without calling this instrument's ex
                    "listed before it raised there, and TVM then calls no later one); the trace was closed {when}")
 #: Why a trace was closed while its pass context was still current.
 ENDED_INSIDE = "the process ended inside the pass context; the trace was closed when it ended"
+#: TVM's Python package: code an exception went through when TVM raised it.
+_TVM_DIR = os.path.dirname(os.path.abspath(tvm.__file__)) + os.sep
 
 #: The callbacks of a pass instrument: frames that run one (ours, a subclass's, or
 #: RelayVizBisect forwarding to its own trace) last only as long as the callback.
@@ -139,3 +142,14 @@ def instrument_that_raised(exc: Optional[BaseException], this: Any) -> Optional[
         tb = tb.tb_next
     return found
 
+
+def through_tvm(exc: Optional[BaseException]) -> bool:
+    """Whether ``exc`` was raised in TVM's own Python code or below it (``tvm.compile``,
+    ``relay.build``): its traceback passes through a file of TVM's package. An error a user's
+    script raised itself does not."""
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_TVM_DIR):
+            return True
+        tb = tb.tb_next
+    return False

@@ -163,10 +163,15 @@ def _fields(record: PassRecord, names: Tuple[str, ...]) -> Iterable[Tuple[str, A
             yield name, value
 
 
-def close_line(*, complete: bool, problems: List[str], events: int, instrument_ms: float) -> Dict[str, Any]:
-    """The line written once, when the pass context exits."""
-    return {"type": "close", "complete": complete, "problems": list(problems), "events": events,
+def close_line(*, complete: bool, problems: List[str], events: int, instrument_ms: float,
+               build_failure: Optional[str] = None) -> Dict[str, Any]:
+    """The line written once, when the pass context exits. ``build_failure`` (written only when
+    set) is the error that ended the compilation after its last pass, in code generation."""
+    line = {"type": "close", "complete": complete, "problems": list(problems), "events": events,
             "instrument_ms": round(instrument_ms, 3)}
+    if build_failure is not None:
+        line["build_failure"] = build_failure
+    return line
 
 
 @dataclass
@@ -177,6 +182,8 @@ class ManifestContents:
     records: List[PassRecord]
     closed: bool
     problems: List[str]
+    #: The error that ended the compilation after its last pass (a close line's ``build_failure``).
+    build_failure: Optional[str] = None
 
     @property
     def complete(self) -> bool:
@@ -196,6 +203,7 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
     records: Dict[int, PassRecord] = {}
     problems: List[str] = []
     closed = False
+    build_failure: Optional[str] = None
     ended = set()
     last = max((i for i, raw in enumerate(raw_lines) if raw.strip()), default=-1)
     for i, raw in enumerate(raw_lines):
@@ -249,6 +257,11 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
                 raise RelayVizTraceError(f"{at}: field 'problems' must be a list of strings, not "
                                          f"{json_type_name(found)}; the file is corrupt")
             problems.extend(found)
+            failure = line.get("build_failure")
+            if failure is not None and not isinstance(failure, str):
+                raise RelayVizTraceError(f"{at}: field 'build_failure' must be a string or null, not "
+                                         f"{json_type_name(failure)}; the file is corrupt")
+            build_failure = build_failure or failure
     ordered = [records[i] for i in sorted(records)]
     if not closed:
         problems.append("the trace has no closing record: the process stopped during the compilation "
@@ -260,7 +273,7 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
             record.error = "did not finish: the process stopped during this pass"
         elif closed:  # the instrument stopped recording while the pass ran; the pass went on
             record.note = "; ".join(filter(None, [record.note, _END_NOT_RECORDED]))
-    return ManifestContents(header, ordered, closed, problems)
+    return ManifestContents(header, ordered, closed, problems, build_failure)
 
 
 def _checked_fields(line: Dict[str, Any], names: Tuple[str, ...], at: str) -> Dict[str, Any]:

@@ -98,14 +98,15 @@ class TraceSink:
         """Whether the ``end`` line of event ``index`` was written."""
         return index in self._ended
 
-    def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
+    def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float,
+              build_failure: Optional[str] = None) -> None:
         """The ``close`` line (once; later calls do nothing), then flush the store."""
         if self.closed:
             return
         self.closed = True
         try:
             self.store.append(close_line(complete=complete, problems=problems, events=events,
-                                         instrument_ms=instrument_ms))
+                                         instrument_ms=instrument_ms, build_failure=build_failure))
         finally:
             self.store.close()
 

@@ -129,13 +129,15 @@ class Trace:
     """
 
     def __init__(self, path: Optional[Path], header: Dict[str, Any], records: List[PassRecord],
-                 complete: bool, problems: List[str]) -> None:
+                 complete: bool, problems: List[str], build_failure: Optional[str] = None) -> None:
         self.path = path
         self.header = header
         self.records = records
         self.complete = complete
         #: Why the trace is incomplete: instrument failures, a missing close record, ...
         self.problems = problems
+        #: The error that ended the compilation after its last pass (in code generation), if any.
+        self.build_failure = build_failure
 
     def snapshot(self, ref: str) -> Document:
         """The validated RelayViz document stored under ``ref``."""
@@ -198,4 +200,5 @@ def load_trace(path: Union[str, "os.PathLike[str]"]) -> Trace:
         lines.append(data[start:end])
         start = end + 1
     contents = read_manifest(lines, str(manifest))
-    return Trace(root, contents.header, contents.records, contents.complete, contents.problems)
+    return Trace(root, contents.header, contents.records, contents.complete, contents.problems,
+                 contents.build_failure)

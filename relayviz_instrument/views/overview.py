@@ -89,6 +89,10 @@ class TraceSummary:
             if r.error is not None and not any(c.error is not None and c.parent == r.index for c in records):
                 yield Text(f"pass {printable(r.name)} (#{r.index}) failed: {printable(_first_line(r.error), None)}",
                            style="bold red")
+        failure = getattr(self.trace, "build_failure", None)
+        if failure is not None:
+            when = "after its last pass" if records else "before any pass ran"
+            yield Text(f"the compilation failed {when}: {printable(_first_line(failure), None)}", style="bold red")
         skipped = [r for r in records if r.skipped]
         if skipped:
             ran = sum(1 for r in records if r.bisect is not None and not r.skipped)
@@ -115,10 +119,12 @@ def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> Li
         by_index = {r.index: r for r in records}
         gaps = len([g for b in builds for g in pipeline_gaps(b.members(by_index))])
     if gaps:
+        # relay.quantize is the usual example on Relay; a Relax trace is told of nothing of Relay's.
+        example = "" if builds and all(b.relax for b in builds) else (
+            ", as relay.quantize runs its annotate, calibrate and realize passes")
         notes.append(f"the module changed {gaps} time(s) outside any recorded pass (rows '(outside any "
-                     "pass)'): code between passes, or passes run under a PassContext of their own, as "
-                     "relay.quantize runs its annotate, calibrate and realize passes; an instrument sees only "
-                     "the passes of the contexts it is given to")
+                     f"pass)'): code between passes, or passes run under a PassContext of their own{example}; "
+                     "an instrument sees only the passes of the contexts it is given to")
     why: Dict[str, int] = {}
     for r in records:
         if r.note:
@@ -268,7 +274,7 @@ class TraceOverview:
                 yield Text(line, no_wrap=True, overflow="ignore")
 
     def to_json(self) -> Dict[str, Any]:
-        """``{"trace", "complete", "problems", "notes", "header", "records", "roles", "builds",
+        """``{"trace", "complete", "problems", "build_failure", "notes", "header", "records", "roles", "builds",
         "gaps", "summaries"}``: every record as recorded, the role of each event with a
         snapshot, the compilations, the changes outside passes, and the diff summary each
         shown row credits, by record index."""
@@ -277,7 +283,8 @@ class TraceOverview:
                  "summary": row.summary}
                 for section in self.sections for row in section.rows if row.gap is not None]
         return {"trace": str(trace.path) if trace.path is not None else None, "complete": trace.complete,
-                "problems": list(trace.problems), "notes": list(self.notes),
+                "problems": list(trace.problems), "build_failure": getattr(trace, "build_failure", None),
+                "notes": list(self.notes),
                 "header": getattr(trace, "header", {}), "records": [r.to_json() for r in trace.records],
                 "roles": {str(i): role for i, role in sorted(self.roles.items())},
                 "builds": [{"number": s.build.number, "first": s.build.first, "last": s.build.last,
