@@ -96,6 +96,11 @@ _END_FIELDS = ("duration_ms", "changed", "after", "nodes_after", "error", "repla
 _UNLESS_DEFAULT = {"skipped": False, "bisect": None, "replay": None, "new_module": False}
 
 
+#: The error of a pass that began and never ended in a manifest the process stopped writing.
+STOPPED_DURING = "did not finish: the process stopped during this pass"
+#: The note of an event whose end the manifest could not hold: its last line is cut short.
+_END_CUT = ("its end was not recorded: the manifest could not be written past this point (the disk filled, or "
+            "writing was cut off)")
 #: The note of an event whose end line is missing from a closed manifest.
 _END_NOT_RECORDED = "its end was not recorded (the instrument had stopped recording)"
 
@@ -203,6 +208,7 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
     records: Dict[int, PassRecord] = {}
     problems: List[str] = []
     closed = False
+    cut = False  # the last line is cut short: the disk filled (or the process stopped) while writing it
     build_failure: Optional[str] = None
     ended = set()
     last = max((i for i, raw in enumerate(raw_lines) if raw.strip()), default=-1)
@@ -216,8 +222,9 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
             line = None
         if not (isinstance(line, dict) and isinstance(line.get("type"), str)):
             if i == last:
-                problems.append("the manifest's last line is cut short (the process stopped, or the disk filled, "
-                                "while it was written)")
+                problems.append("the manifest's last line is cut short (the disk filled while it was written, or "
+                                "writing it was cut off)")
+                cut = True
                 break
             raise RelayVizTraceError(f"{at}: not a manifest record; the file is corrupt") from None
         kind = line["type"]
@@ -263,14 +270,18 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
                                          f"{json_type_name(failure)}; the file is corrupt")
             build_failure = build_failure or failure
     ordered = [records[i] for i in sorted(records)]
-    if not closed:
+    if not closed and cut:  # nothing could be written after the cut: what happened next is not known
+        problems.append("the trace has no closing record: the manifest could not be written past its last line")
+    elif not closed:
         problems.append("the trace has no closing record: the process stopped during the compilation "
                         "(or the manifest could not be written to its end)")
     for record in ordered:
         if record.index in ended:
             continue
-        if not closed and record.error is None:
-            record.error = "did not finish: the process stopped during this pass"
+        if not closed and cut:  # the build may have gone on: the pass is not said to have failed
+            record.note = "; ".join(filter(None, [record.note, _END_CUT]))
+        elif not closed and record.error is None:
+            record.error = STOPPED_DURING
         elif closed:  # the instrument stopped recording while the pass ran; the pass went on
             record.note = "; ".join(filter(None, [record.note, _END_NOT_RECORDED]))
     return ManifestContents(header, ordered, closed, problems, build_failure)
