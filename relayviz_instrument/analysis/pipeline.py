@@ -18,12 +18,17 @@ snapshot has one of these roles (:func:`event_roles`):
 
 And where the module changed between two recorded events, outside any pass the trace saw
 (code between passes, or passes run under another PassContext), :func:`pipeline_gaps` says so.
+A pipeline follows one module: what the passes returned, and what code between passes made of
+it. A pass run directly in the context on a module the caller made anew (``new_module``: it
+shares no function with the module before it, as when a test runs passes on one module after
+another) starts a pipeline of its own, and one run again on a module the trace already holds
+(an earlier input of the same pipeline) goes back to it: neither is a change outside the passes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..diff import GraphDiff
 from ..format import Document
@@ -137,6 +142,7 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
     roles: Dict[int, str] = {}
     gaps: List[Gap] = []
     ends: List[Tuple[int, PassRecord]] = []  # events on the pipeline still open, by depth
+    held: Set[str] = set()  # the modules the pipelines so far received and left
 
     def close(depth: int) -> None:
         nonlocal current, last
@@ -144,6 +150,7 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
             _, done = ends.pop()
             if done.after is not None:
                 current, last = done.after, done.index
+                held.add(done.after)
 
     for r in records:
         close(r.depth)
@@ -153,9 +160,10 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
             if current is not None and last is not None and r.before != current:
                 if r.before == received.get(last):  # what ``last`` made was set aside: not a change
                     _set_aside(last, roles, parents)
-                else:
+                elif not r.new_module and r.before not in held:
                     gaps.append(Gap(last, r.index, current, r.before))
             roles[r.index] = PIPELINE
+            held.add(r.before)
         elif r.before == current:
             roles[r.index] = PIPELINE
         elif (r.after is not None and r.after == ends[-1][1].after and r.depth == ends[-1][0] + 1

@@ -20,7 +20,8 @@ from typing import Any, Dict, List, Optional
 import tvm
 
 from .artifacts import artifact_document, record_artifact
-from .instrument import RelayVizTrace, _error_text, _ms
+from .instrument import RelayVizTrace, _ms
+from .pass_frames import error_text
 from ..store import PassRecord
 
 __all__ = ["ProcessTrace", "DEFAULT_CONTEXT"]
@@ -97,7 +98,7 @@ class ProcessTrace(RelayVizTrace):
         through them); the events of the contexts around it stay open."""
         assert self._sink is not None
         now = time.perf_counter()
-        message = _error_text(exc) if exc is not None else "did not finish (its pass context exited first)"
+        message = error_text(exc) if exc is not None else "did not finish (its pass context exited first)"
         while len(self._stack) > section.stack_depth:
             opened = self._stack.pop()
             record = opened.record
@@ -113,7 +114,7 @@ class ProcessTrace(RelayVizTrace):
         trace, and recording goes on."""
         if self._disabled or self._sink is None or self._finished:
             return
-        with self._guard("(recording what a build returned)", catch=False):
+        with self._guard("(recording what a build returned)"):
             try:
                 name, ir, doc = artifact_document(built)
                 record_artifact(self.records, self._sink, name, ir, doc)

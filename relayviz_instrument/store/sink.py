@@ -102,16 +102,24 @@ class TraceSink:
         """Whether the ``end`` line of event ``index`` was written."""
         return index in self._ended
 
-    def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
+    def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float,
+              build_failure: Optional[str] = None) -> None:
         """The ``close`` line (once; later calls do nothing), then flush the store."""
         if self.closed:
             return
         self.closed = True
         try:
             self.store.append(close_line(complete=complete, problems=problems, events=events,
-                                         instrument_ms=instrument_ms))
+                                         instrument_ms=instrument_ms, build_failure=build_failure))
         finally:
             self.store.close()
+
+    def close_again(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
+        """Another ``close`` line, for problems that arose after the first (recording the built
+        graph): a reader adds its problems to the first's. Then flush again."""
+        self.store.append(close_line(complete=complete, problems=problems, events=events,
+                                     instrument_ms=instrument_ms))
+        self.store.close()
 
     def add_after_close(self, record: PassRecord) -> None:
         """Both lines of an event recorded after the context exited, then flush again."""

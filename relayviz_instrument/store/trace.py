@@ -129,7 +129,8 @@ class Trace:
     """
 
     def __init__(self, path: Optional[Path], header: Dict[str, Any], records: List[PassRecord],
-                 complete: bool, problems: List[str], contexts: Optional[List[Dict[str, Any]]] = None) -> None:
+                 complete: bool, problems: List[str], contexts: Optional[List[Dict[str, Any]]] = None,
+                 build_failure: Optional[str] = None) -> None:
         self.path = path
         self.header = header
         self.records = records
@@ -139,6 +140,8 @@ class Trace:
         #: The pass contexts of a trace of a whole process (``relayviz run``), in the order entered:
         #: ``index``, ``parent``, ``opened`` (``file:line``), ``opt_level``; empty for one context.
         self.contexts = contexts or []
+        #: The error that ended the compilation after its last pass (in code generation), if any.
+        self.build_failure = build_failure
 
     def snapshot(self, ref: str) -> Document:
         """The validated RelayViz document stored under ``ref``."""
@@ -202,4 +205,4 @@ def load_trace(path: Union[str, "os.PathLike[str]"]) -> Trace:
         start = end + 1
     contents = read_manifest(lines, str(manifest))
     return Trace(root, contents.header, contents.records, contents.complete, contents.problems,
-                 contents.contexts)
+                 contents.contexts, contents.build_failure)
