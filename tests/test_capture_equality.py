@@ -12,7 +12,7 @@ import tvm
 from conftest import needs_relax
 from relayviz_instrument.capture.equality import _identical, _same_attrs, _same_functions, structurally_equal
 from relayviz_instrument.demo.relax_models import relax_workload
-from relayviz_instrument.serialize.values import dict_attrs_items
+from relayviz_instrument.serialize.reflection import dict_attrs_items
 
 
 def _rebuilt(mod: tvm.IRModule, functions: Any = None) -> tvm.IRModule:

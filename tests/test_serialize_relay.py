@@ -602,6 +602,7 @@ def test_let_chain_with_nested_ifs() -> None:
 # --------------------------------------------------------------------------------------
 # Constants
 # --------------------------------------------------------------------------------------
+# The Const nodes of a document; tensor values and digests themselves: test_serialize_tensors.py.
 
 
 def const_node(array: np.ndarray, **options: Any) -> Dict[str, Any]:
@@ -639,28 +640,6 @@ def test_a_larger_tensor_carries_shape_and_digest(shape: Tuple[int, ...]) -> Non
     assert full == {"array_value": array.ravel().tolist(), "array_shape": list(shape)}
 
 
-def test_small_elements_moves_the_threshold() -> None:
-    array = np.arange(5, dtype="int8")
-    assert "digest" in const_node(array, small_elements=4)["value"]
-    assert const_node(array, small_elements=5)["value"]["array_value"] == [0, 1, 2, 3, 4]
-
-
-@pytest.mark.parametrize("dtype,values", [
-    ("float16", [0.5, -1.25, 65504.0, 0.0]),
-    ("int8", [-128, 127, 0, -1]),
-    ("bool", [True, False, True, True]),
-    ("uint8", [0, 255, 7, 8]),
-    ("int64", [2**40, -(2**40), 1, 0]),
-    ("float64", [0.1, 1e300, -2.5, 0.0]),
-])
-def test_values_keep_their_dtype(dtype: str, values: List[Any]) -> None:
-    array = np.array(values, dtype=dtype).reshape(2, 2)
-    node = const_node(array)
-    assert node["value"]["array_shape"] == [2, 2]
-    assert node["value"]["array_value"] == values
-    assert [type(v) for v in node["value"]["array_value"]] == [type(v) for v in values]
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
 def test_non_finite_values_are_strings(dtype: str) -> None:
     array = np.array([np.nan, np.inf, -np.inf, 1.5], dtype=dtype)
@@ -672,39 +651,6 @@ def test_non_finite_values_are_strings(dtype: str) -> None:
     data = fmt.encode(to_relayviz(relay.Constant(tvm.nd.array(array))))
     assert b"NaN" not in data and b"Infinity" not in data and b"null" not in data
     fmt.loads(data)
-
-
-def test_digests_identify_dtype_shape_and_values() -> None:
-    base = np.arange(100, dtype="float32")
-
-    def digest(array: np.ndarray) -> str:
-        return const_node(array)["value"]["digest"]
-
-    assert digest(base) == digest(base.copy())  # equal constants, distinct objects
-    changed = base.copy()
-    changed[57] += 1
-    others = [changed, base.reshape(10, 10), base.reshape(4, 25), base.view("int32"),
-              base.astype("float16"), np.zeros(100, "float32"), -np.zeros(100, "float32")]
-    digests = [digest(base)] + [digest(a) for a in others]
-    assert len(set(digests)) == len(digests)
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int8", "uint8", "int32", "int64", "bool"])
-def test_a_tensor_read_in_place_gives_what_its_copy_gives(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Weights are hashed and read through a view of the tensor's memory (DLPack) where TVM
-    allows one; the value and digest are those of the copy ``numpy()`` makes."""
-    from relayviz_instrument.serialize import values
-
-    rng = np.random.default_rng(7)
-    arrays = [(rng.standard_normal(shape) * 50).astype(dtype) if dtype != "bool" else rng.random(shape) > 0.5
-              for shape in [(), (3, 4), (64, 3, 7, 7)]]
-    tensors = [tvm.nd.array(a) for a in arrays]
-    in_place = [const_node(a)["value"] for a in arrays] + [values.tensor_value(t, full_values=True) for t in tensors]
-    if dtype == "float32":
-        assert values._shared_memory(tensors[-1]) is not None  # the in-place path is the one taken
-    monkeypatch.setattr(values, "_shared_memory", lambda array: None)
-    copied = [const_node(a)["value"] for a in arrays] + [values.tensor_value(t, full_values=True) for t in tensors]
-    assert in_place == copied
 
 
 def test_equal_constants_in_one_module_share_a_digest_not_a_node() -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import Any, Dict, Protocol
+from typing import Any, Dict, Protocol, Tuple
 
 from ..errors import RelayVizDependencyError, RelayVizSerializeError
-from ..format import SMALL_TENSOR_ELEMENTS, encode
+from ..format import SMALL_TENSOR_ELEMENTS, Document, encode
+from ..format.irs import EMPTY, MODULE_IRS, OTHER, RELAX, RELAY, TIR
 
 __all__ = ["Serializer", "SERIALIZERS", "module_ir", "serializer_for", "to_relayviz", "dumps"]
 
@@ -25,11 +26,11 @@ class Serializer(Protocol):
     that later snapshots share.
     """
 
-    def module(self, mod: Any) -> Dict[str, Any]:
+    def module(self, mod: Any) -> Document:
         """The document of an ``IRModule``."""
         ...
 
-    def expr(self, obj: Any) -> Dict[str, Any]:
+    def expr(self, obj: Any) -> Document:
         """The document of one function or expression (its node is the root's ``root``)."""
         ...
 
@@ -37,19 +38,19 @@ class Serializer(Protocol):
 #: Dialect (as :func:`module_ir` names it) -> ``module:class`` of its serializer. TIR-only
 #: modules are snapshotted only with ``RelayVizTrace(tir=True)``.
 SERIALIZERS: Dict[str, str] = {
-    "relay": "relay:RelaySerializer",
-    "relax": "relax:RelaxSerializer",
-    "tir": "tir:TirSerializer",
+    RELAY: "relay:RelaySerializer",
+    RELAX: "relax:RelaxSerializer",
+    TIR: "tir:TirSerializer",
 }
 
 #: The Python package of each dialect's function classes (``tvm.relay.function.Function``,
 #: ``tvm.relax.expr.Function``, ``tvm.tir.function.PrimFunc``; TVM 0.2x calls TIR ``tirx``).
-_DIALECT_PACKAGES = {"relay": "relay", "relax": "relax", "tir": "tir", "tirx": "tir", "s_tir": "tir"}
+_DIALECT_PACKAGES = {"relay": RELAY, "relax": RELAX, "tir": TIR, "tirx": TIR, "s_tir": TIR}
 
 
 def _dialect(obj: Any) -> str:
     parts = type(obj).__module__.split(".")
-    return _DIALECT_PACKAGES.get(parts[1], "other") if len(parts) > 1 and parts[0] == "tvm" else "other"
+    return _DIALECT_PACKAGES.get(parts[1], OTHER) if len(parts) > 1 and parts[0] == "tvm" else OTHER
 
 
 def module_ir(mod: Any) -> str:
@@ -59,12 +60,12 @@ def module_ir(mod: Any) -> str:
     kinds = set()
     for func in mod.functions.values():
         dialect = _dialect(func)
-        if dialect in ("relay", "relax"):
+        if dialect in MODULE_IRS:
             return dialect
         kinds.add(dialect)
     if not kinds:
-        return "empty"
-    return "tir" if kinds == {"tir"} else "other"
+        return EMPTY
+    return TIR if kinds == {TIR} else OTHER
 
 
 def serializer_for(ir: str, *, full_values: bool = False, small_elements: int = SMALL_TENSOR_ELEMENTS,
@@ -83,11 +84,13 @@ def serializer_for(ir: str, *, full_values: bool = False, small_elements: int = 
         found = importlib.import_module(f"{__name__}.{module}")
     except ImportError as exc:
         raise RelayVizDependencyError(f"the installed TVM cannot serialize {ir} modules: {exc}") from None
-    return getattr(found, cls)(full_values=full_values, small_elements=small_elements, tir_bodies=tir_bodies)
+    serializer: Serializer = getattr(found, cls)(full_values=full_values, small_elements=small_elements,
+                                                 tir_bodies=tir_bodies)
+    return serializer
 
 
 def to_relayviz(obj: Any, *, full_values: bool = False,
-                small_elements: int = SMALL_TENSOR_ELEMENTS) -> Dict[str, Any]:
+                small_elements: int = SMALL_TENSOR_ELEMENTS) -> Document:
     """Serialize an ``IRModule``, a function or an expression to a RelayViz document (a dict).
 
     Tensor constants with more than ``small_elements`` elements carry a content digest
@@ -98,7 +101,7 @@ def to_relayviz(obj: Any, *, full_values: bool = False,
 
     if isinstance(obj, tvm.IRModule):
         ir = module_ir(obj)
-        if ir == "empty":
+        if ir == EMPTY:
             ir = _default_dialect()
         return serializer_for(ir, full_values=full_values, small_elements=small_elements).module(obj)
     if isinstance(obj, _expression_classes(tvm)):
@@ -111,7 +114,7 @@ def to_relayviz(obj: Any, *, full_values: bool = False,
         "(Relay, Relax or TIR)")
 
 
-def _expression_classes(tvm: Any) -> tuple:
+def _expression_classes(tvm: Any) -> Tuple[type, ...]:
     # Relay's and Relax's expressions derive from RelayExpr (TVM <= 0.19); TVM 0.2x has one ir.Expr.
     return tuple(c for c in (getattr(tvm.ir, "RelayExpr", None), getattr(tvm.ir, "Expr", None), tvm.ir.BaseFunc)
                  if isinstance(c, type))
@@ -120,7 +123,7 @@ def _expression_classes(tvm: Any) -> tuple:
 def _default_dialect() -> str:
     """The dialect of an expression whose class does not tell (TVM 0.2x shares Var, Call and
     Tuple between dialects): Relay where this TVM has it, else Relax."""
-    return "relay" if importlib.util.find_spec("tvm.relay") is not None else "relax"
+    return RELAY if importlib.util.find_spec("tvm.relay") is not None else RELAX
 
 
 def dumps(obj: Any, *, indent: bool = False, full_values: bool = False) -> bytes:

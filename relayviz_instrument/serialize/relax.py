@@ -20,16 +20,21 @@ scalar TIR expressions as values, ``ty``, ``ty_args``).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import orjson
 
 from ..errors import RelayVizSerializeError
-from ..format import SMALL_TENSOR_ELEMENTS, new_document
+from ..format import SMALL_TENSOR_ELEMENTS, Document
+from . import nodes
+from .attributes import attr_value, attrs_to_json
+from .cache import GenerationalCache
+from .nodes import leaf, typed
+from .reflection import type_key
+from .tensors import scalar_json
 from .tir import TirSerializer
-from .values import (GenerationalCache, attr_value, attrs_to_json, dim_value, object_key, prim_dtype, scalar_json,
-                     tensor_value, type_key)
-from .walk import Expansion, Walk, leaf, typed
+from .tir_text import dim_value, prim_dtype
+from .walk import DocumentWriter, Expansion
 
 __all__ = ["RelaxSerializer", "relax_type"]
 
@@ -93,7 +98,7 @@ def relax_type(ty: Any) -> Optional[Dict[str, Any]]:
         ret = relax_type(ty.ret)
         if ty.params is None:
             return {"kind": "callable", "ret": ret}
-        func = {"kind": "func", "params": [relax_type(p) for p in ty.params], "ret": ret}
+        func: Dict[str, Any] = {"kind": "func", "params": [relax_type(p) for p in ty.params], "ret": ret}
         if hasattr(ty, "purity"):
             func["pure"] = bool(ty.purity)
         return func
@@ -127,10 +132,12 @@ class RelaxSerializer:
         self.full_values = full_values
         self.small_elements = small_elements
         self.tir = TirSerializer(tir_bodies=tir_bodies)
-        self._expansions: GenerationalCache[Expansion] = GenerationalCache()
-        self._types: GenerationalCache[Any] = GenerationalCache()
-        self._attrs: GenerationalCache[Dict[str, Any]] = GenerationalCache()
-        self._tensors: GenerationalCache[Tuple[Any, str]] = GenerationalCache()
+        self._writer = DocumentWriter("relax")
+        self._writer.embed(self.tir)
+        self._expansions: GenerationalCache[Expansion] = self._writer.cache()
+        self._types: GenerationalCache[Any] = self._writer.cache()
+        self._attrs: GenerationalCache[Dict[str, Any]] = self._writer.cache()
+        self._tensors: GenerationalCache[Tuple[Any, str]] = self._writer.cache()
         self._handlers: Dict[str, Callable[[Any], Expansion]] = {
             "Function": self._function, "ExternFunc": self._extern_func, "GlobalVar": self._global_var,
             "Var": self._var, "DataflowVar": self._var, "Call": self._call, "Op": self._op,
@@ -144,23 +151,14 @@ class RelaxSerializer:
 
     # -- the serializer protocol -------------------------------------------------------------
 
-    def module(self, mod: Any) -> Dict[str, Any]:
+    def module(self, mod: Any) -> Document:
         """Serialize every function of ``mod`` (Relax functions, PrimFuncs, extern functions),
         sorted by name."""
-        walk = Walk(self.expansion)
-        functions: Dict[str, int] = {}
-        for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
-            walk.names[object_key(func)] = name
-            functions[name] = walk.visit(func)
-        self._rotate()
-        return new_document(walk.nodes, ir="relax", functions=functions)
+        return self._writer.module(mod, self.expansion)
 
-    def expr(self, obj: Any) -> Dict[str, Any]:
+    def expr(self, obj: Any) -> Document:
         """Serialize one Relax function, expression, binding or block; the root's ``root`` names it."""
-        walk = Walk(self.expansion)
-        root = walk.visit(obj)
-        self._rotate()
-        return new_document(walk.nodes, ir="relax", root=root)
+        return self._writer.expr(obj, self.expansion)
 
     def expansion(self, obj: Any, key: int) -> Expansion:
         """What to write for one Relax object (cached by identity for two snapshots)."""
@@ -168,14 +166,10 @@ class RelaxSerializer:
             return self.tir.expansion(obj, key)._replace(expand=self.tir.expansion)
         return self._expansions.get(obj, self._expand, key, expr_type(obj))
 
-    def _rotate(self) -> None:
-        for cache in (self._expansions, self._types, self._attrs, self._tensors):
-            cache.rotate()
-        self.tir.rotate()
-
     # -- cached conversions -------------------------------------------------------------------
 
     def type_of(self, obj: Any) -> Optional[Dict[str, Any]]:
+        """The type of a Relax expression as JSON (cached by identity for two snapshots)."""
         return self._converted_type(expr_type(obj))
 
     def _converted_type(self, ty: Any) -> Optional[Dict[str, Any]]:
@@ -198,7 +192,7 @@ class RelaxSerializer:
         if not type(obj).__module__.startswith("tvm"):
             raise RelayVizSerializeError(
                 f"cannot serialize {type(obj).__name__!r}: expected a Relax expression, function or IRModule")
-        return leaf({"node_kind": "Opaque", "type_key": type_key(obj)})
+        return nodes.opaque(type_key(obj))
 
     def _function(self, func: Any) -> Expansion:
         node: Dict[str, Any] = {}
@@ -212,29 +206,17 @@ class RelaxSerializer:
             node["attrs"] = self._attrs_of(func.attrs)
         if hasattr(func, "is_pure"):
             node["pure"] = bool(func.is_pure)
-        params = list(func.params)
-        return Expansion(params + [func.body], lambda walk, ids: {
-            "node_kind": "Function", "body": ids[-1], "params": ids[:-1], **node})
+        return nodes.function(list(func.params), func.body, node)
 
     def _extern_func(self, func: Any) -> Expansion:
         return leaf(typed({"node_kind": "ExternFunc", "global_symbol": str(func.global_symbol)}, self.type_of(func)))
 
     def _global_var(self, gvar: Any) -> Expansion:
-        name = str(gvar.name_hint)
-        return Expansion((), lambda walk, ids: walk.shared(("GlobalVar", name), lambda: {
-            "node_kind": "GlobalVar", "name": name}))
+        return nodes.global_var(str(gvar.name_hint))
 
     def _var(self, var: Any) -> Expansion:
         name = getattr(var, "name_hint", None)
-        node: Dict[str, Any] = {"node_kind": "Var", "name": str(var.name if name is None else name)}
-        ty = self.type_of(var)
-        if ty is not None:
-            if "kind" in ty:
-                node["type"] = ty
-            else:  # a tensor of known rank: the 1.0 fields
-                node["dtype"], node["shape"] = ty["dtype"], ty["shape"]
-                if "vdevice" in ty:
-                    node["type"] = ty
+        node = nodes.var_node(str(var.name if name is None else name), self.type_of(var))
         if type(var).__name__ == "DataflowVar":
             node["dataflow"] = True
         return leaf(node)
@@ -248,24 +230,17 @@ class RelaxSerializer:
         if type_args is not None and len(type_args):
             extra["sinfo_args"] = [self._converted_type(t) for t in type_args]
         if type(op).__name__ == "Op":
-            op_name = str(op.name)
+            name = str(op.name)
             jattrs = None if call.attrs is None else self._attrs_of(call.attrs)
-            op_key = ("Op", op_name, orjson.dumps(jattrs, option=orjson.OPT_SORT_KEYS))
-
-            def build_op_call(walk: Walk, ids: List[int]) -> Dict[str, Any]:
-                nid = walk.shared(op_key, lambda: _op_node(op_name, jattrs))
-                return typed({"node_kind": "Call", "op": nid, "args": ids, **extra}, ty)
-            return Expansion(args, build_op_call)
+            key = ("Op", name, orjson.dumps(jattrs, option=orjson.OPT_SORT_KEYS))
+            return nodes.op_call(args, key, name, jattrs, ty, extra)
         jattrs = self._attrs_of(call.attrs) if call.attrs is not None else {}
         if jattrs:
             extra["attrs"] = jattrs
-        return Expansion([op] + args, lambda walk, ids: typed(
-            {"node_kind": "Call", "op": ids[0], "args": ids[1:], **extra}, ty))
+        return nodes.call(op, args, ty, extra)
 
     def _op(self, op: Any) -> Expansion:
-        # An operator used as a value, not called.
-        name = str(op.name)
-        return Expansion((), lambda walk, ids: walk.shared(("Op", name, b"null"), lambda: _op_node(name, None)))
+        return nodes.op_value(str(op.name))
 
     def _constant(self, const: Any) -> Expansion:
         data = getattr(const, "data", None)
@@ -275,25 +250,18 @@ class RelaxSerializer:
             # TVM 0.2x: a data type used as a value is a constant holding a dtype (DataTypeImm before).
             return leaf({"node_kind": "DataTypeImm", "value": str(data)})
         if data is None or not hasattr(data, "shape"):
-            return leaf({"node_kind": "Opaque", "type_key": type_key(const)})
-        # Passes re-create constants around the same tensor: values and digests are kept per tensor.
-        value, dtype = self._tensors.get(data, lambda d: tensor_value(
-            d, full_values=self.full_values, small_elements=self.small_elements))
-        return leaf({"node_kind": "Const", "value": value, "dtype": dtype})
+            return nodes.opaque(type_key(const))
+        return nodes.constant(self._tensors, data, self.full_values, self.small_elements)
 
     def _tuple(self, tup: Any) -> Expansion:
-        ty = self.type_of(tup)
-        return Expansion(list(tup.fields), lambda walk, ids: typed({"node_kind": "Tuple", "fields": ids}, ty))
+        return nodes.tuple_node(list(tup.fields), self.type_of(tup))
 
     def _tuple_get_item(self, tgi: Any) -> Expansion:
         index, ty = int(tgi.index), self.type_of(tgi)
-        return Expansion([tgi.tuple_value], lambda walk, ids: typed(
-            {"node_kind": "TupleGetItem", "tuple_value": ids[0], "index": index}, ty))
+        return nodes.tuple_get_item(tgi.tuple_value, index, ty)
 
     def _if(self, ite: Any) -> Expansion:
-        ty = self.type_of(ite)
-        return Expansion([ite.cond, ite.true_branch, ite.false_branch], lambda walk, ids: typed(
-            {"node_kind": "If", "cond": ids[0], "true_branch": ids[1], "false_branch": ids[2]}, ty))
+        return nodes.if_node(ite.cond, ite.true_branch, ite.false_branch, self.type_of(ite))
 
     def _seq_expr(self, seq: Any) -> Expansion:
         blocks, ty = list(seq.blocks), self.type_of(seq)
@@ -338,10 +306,3 @@ def _prim_json(expr: Any) -> Any:
     if name == "FloatImm":
         return scalar_json(float(expr.value))
     return dim_value(expr)
-
-
-def _op_node(name: str, attrs: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    node: Dict[str, Any] = {"node_kind": "Op", "name": name}
-    if attrs is not None:
-        node["attrs"] = attrs
-    return node

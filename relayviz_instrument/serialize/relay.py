@@ -1,9 +1,8 @@
 """Relay IR to RelayViz documents.
 
-The walk is iterative (deep let chains do not hit Python's recursion limit) and post-order,
-children in field order, so node ids are a topological order that depends only on the
-module: the same module gives the same document in every process. A sub-expression that
-is shared in the IR (the same object reached twice) is one node referenced twice.
+The walk and the module loop are every serializer's (:mod:`.walk`): iterative, post-order,
+children in field order, a sub-expression shared in the IR written once. This module says
+what each Relay kind reads and writes.
 
 Operators are written as the 1.0 specification asks: a Call's ``op`` refers to an Op node
 that carries the call's attributes. Op nodes are shared by every call with the same
@@ -19,20 +18,23 @@ import tvm
 from tvm import relay
 
 from ..errors import RelayVizSerializeError
-from ..format import SMALL_TENSOR_ELEMENTS, digest_bytes, new_document
-from .values import (GenerationalCache, attr_value, attrs_to_json, dict_attrs_items, dim_value, items, object_key,
-                     tensor_value, type_to_json, virtual_device_to_json)
+from ..format import SMALL_TENSOR_ELEMENTS, Document, digest_bytes
+from . import nodes
+from .attributes import attr_value, attrs_to_json
+from .cache import GenerationalCache
+from .nodes import leaf as _leaf, typed as _typed
 # Fields are read through NodeGetAttr, never for Python properties such as ``Var.name_hint``:
 # the expansions read several fields of every new node.
-from .values import field as _field
-from .walk import Expansion as _Expansion, Walk as _Walk, leaf as _leaf, typed as _typed
+from .reflection import dict_attrs_items, items, masked_text, object_key
+from .reflection import field as _field
+from .tir_text import dim_value
+from .types import type_to_json
+from .walk import DocumentWriter, Expansion as _Expansion
 
 __all__ = ["RelaySerializer"]
 
 #: Stands for "not read yet" where ``None`` is a value (an expression with no inferred type).
 _UNREAD = object()
-#: The attribute part of the key of an Op node without attributes.
-_NO_ATTRS = orjson.dumps(None)
 _TENSOR_TYPE = tvm.ir.TensorType
 _structural_hash = tvm.ir.structural_hash
 _structural_equal = tvm.ir.structural_equal
@@ -58,45 +60,37 @@ class RelaySerializer:
         self.full_values = full_values
         self.small_elements = small_elements
         self.tir_bodies = tir_bodies
-        self._expansions: GenerationalCache[_Expansion] = GenerationalCache()
-        self._attrs: GenerationalCache[Dict[str, Any]] = GenerationalCache()
-        self._types: GenerationalCache[Any] = GenerationalCache()
-        self._tensors: GenerationalCache[Tuple[Any, str]] = GenerationalCache()
+        self._writer = DocumentWriter("relay")
+        self._expansions: GenerationalCache[_Expansion] = self._writer.cache()
+        self._attrs: GenerationalCache[Dict[str, Any]] = self._writer.cache()
+        self._types: GenerationalCache[Any] = self._writer.cache()
+        self._tensors: GenerationalCache[Tuple[Any, str]] = self._writer.cache()
         #: ``orjson.dumps`` of a call's attributes (part of its Op node's key), by Attrs object.
-        self._attr_keys: GenerationalCache[bytes] = GenerationalCache()
+        self._attr_keys: GenerationalCache[bytes] = self._writer.cache()
         #: Module attribute values by object: late in relay.build a FunctionInfo prints a whole
         #: function, and each pass that adds an attribute makes a new DictAttrs around it.
-        self._attr_values: GenerationalCache[Any] = GenerationalCache()
+        self._attr_values: GenerationalCache[Any] = self._writer.cache()
         #: Operator names by Op object (operators are registered once and never freed).
         self._op_names: Dict[int, Tuple[Any, str]] = {}
         #: Tensor types converted so far, by structural hash: type inference makes a new type
         #: object for every expression it types, equal to one seen before almost always.
-        self._tensor_types: Dict[int, List[Tuple[Any, Dict[str, Any]]]] = {}
+        self._tensor_types: Dict[int, List[Tuple[Any, Optional[Dict[str, Any]]]]] = {}
 
     # -- public entry points ----------------------------------------------------------------
 
-    def module(self, mod: tvm.IRModule) -> Dict[str, Any]:
+    def module(self, mod: tvm.IRModule) -> Document:
         """Serialize every function of ``mod`` (sorted by name) and its type definitions."""
-        walk = _Walk(self.expansion)
-        functions: Dict[str, int] = {}
-        for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
-            functions[name] = walk.visit(func)
-        tdefs = _type_definitions(mod)
-        module_attrs = self._module_attrs(mod.attrs)
-        self._rotate()
-        return new_document(walk.nodes, ir="relay", functions=functions, type_definitions=tdefs or None,
-                            attrs=module_attrs or None)
+        return self._writer.module(mod, self.expansion, type_definitions=_type_definitions(mod) or None,
+                                   attrs=self._module_attrs(mod.attrs) or None)
 
-    def expr(self, expr: Any) -> Dict[str, Any]:
+    def expr(self, expr: Any) -> Document:
         """Serialize one Relay expression or function; the root's ``root`` names its node."""
-        walk = _Walk(self.expansion)
-        root = walk.visit(expr)
-        self._rotate()
-        return new_document(walk.nodes, ir="relay", root=root)
+        return self._writer.expr(expr, self.expansion)
 
     # -- cached conversions -----------------------------------------------------------------
 
     def expansion(self, obj: Any, key: int) -> _Expansion:
+        """What to write for one Relay object (cached by identity for two snapshots)."""
         if type(obj) in _TYPED:
             # The inferred type is read once: it is the cache entry's stamp and the node's type.
             checked = _field(obj, "_checked_type_")
@@ -104,9 +98,11 @@ class RelaySerializer:
         return self._expansions.get(obj, self._expand, key)
 
     def type_of(self, ty: Any) -> Any:
+        """A Relay type as JSON (cached by identity for two snapshots)."""
         return None if ty is None else self._types.get(ty, self._converted_type)
 
     def attrs_of(self, attrs: Any) -> Dict[str, Any]:
+        """Attributes as JSON (cached by identity for two snapshots)."""
         return {} if attrs is None else self._attrs.get(attrs, attrs_to_json)
 
     def _module_attrs(self, attrs: Any) -> Dict[str, Any]:
@@ -142,10 +138,6 @@ class RelaySerializer:
             found = self._op_names[key] = (op, str(_field(op, "name")))
         return found[1]
 
-    def _rotate(self) -> None:
-        for cache in (self._expansions, self._attrs, self._attr_keys, self._attr_values, self._types, self._tensors):
-            cache.rotate()
-
     # -- one expansion per kind: the children to write first, and how to build the node -------
 
     def _expand(self, obj: Any, checked: Any = _UNREAD) -> _Expansion:
@@ -162,13 +154,7 @@ class RelaySerializer:
         ty = _field(var, "_checked_type_") if checked is _UNREAD else checked
         if ty is None:
             ty = _field(var, "type_annotation")
-        node: Dict[str, Any] = {"node_kind": "Var", "name": str(_field(_field(var, "vid"), "name_hint"))}
-        jty = self.type_of(ty)
-        if jty is not None:
-            if "kind" in jty:
-                node["type"] = jty
-            else:
-                node["dtype"], node["shape"] = jty["dtype"], jty["shape"]
+        node = nodes.var_node(str(_field(_field(var, "vid"), "name_hint")), self.type_of(ty))
         self._place(node, var)
         return _leaf(node)
 
@@ -176,48 +162,31 @@ class RelaySerializer:
         """Add the expression's virtual device (set by PlanDevices), unless unconstrained."""
         device = expr.virtual_device_
         if device is not None:
-            jdevice = self._attrs.get(device, virtual_device_to_json)
+            jdevice = self._attrs.get(device, _virtual_device_json)
             if jdevice:
                 node["virtual_device"] = jdevice
 
     def _constant(self, const: Any, checked: Any = _UNREAD) -> _Expansion:
-        # Passes re-create Constant nodes around the same NDArray (every InferType does), so
-        # values and digests are remembered per NDArray, not per Constant.
-        value, dtype = self._tensors.get(_field(const, "data"), lambda data: tensor_value(
-            data, full_values=self.full_values, small_elements=self.small_elements))
-        return _leaf({"node_kind": "Const", "value": value, "dtype": dtype})
+        return nodes.constant(self._tensors, _field(const, "data"), self.full_values, self.small_elements)
 
     def _call(self, call: Any, checked: Any = _UNREAD) -> _Expansion:
         op, args, attrs = _field(call, "op"), items(_field(call, "args")), _field(call, "attrs")
         ty = self._checked_type(call, checked)
         if isinstance(op, tvm.ir.Op):
+            name = self._op_name(op)
             if attrs is None:
-                jattrs, op_key = None, (self._op_name(op), _NO_ATTRS)
-            else:
-                jattrs = self.attrs_of(attrs)
-                op_key = (self._op_name(op), self._attr_keys.get(attrs, lambda a: orjson.dumps(jattrs)))
-
-            def build_op_call(walk: _Walk, ids: List[int]) -> Dict[str, Any]:
-                node = {"node_kind": "Call", "op": _op_node(walk, op_key, jattrs), "args": ids}
-                return _typed(node, ty)
-            return _Expansion(args, build_op_call)
-        jattrs = self.attrs_of(attrs) if attrs is not None else None
-
-        def build_call(walk: _Walk, ids: List[int]) -> Dict[str, Any]:
-            node: Dict[str, Any] = {"node_kind": "Call", "op": ids[0], "args": ids[1:]}
-            if jattrs:
-                node["attrs"] = jattrs
-            return _typed(node, ty)
-        return _Expansion([op] + args, build_call)
+                return nodes.op_call(args, ("Op", name, nodes.NO_ATTRS), name, None, ty)
+            jattrs = self.attrs_of(attrs)
+            key = ("Op", name, self._attr_keys.get(attrs, lambda a: orjson.dumps(jattrs)))
+            return nodes.op_call(args, key, name, jattrs, ty)
+        extra = self.attrs_of(attrs) if attrs is not None else None
+        return nodes.call(op, args, ty, {"attrs": extra} if extra else {})
 
     def _op(self, op: Any, checked: Any = _UNREAD) -> _Expansion:
-        # An operator used as a value (passed to a higher-order function), not called.
-        op_key = (str(op.name), _NO_ATTRS)
-        return _Expansion((), lambda walk, ids: _op_node(walk, op_key, None))
+        return nodes.op_value(str(op.name))
 
     def _function(self, func: Any, checked: Any = _UNREAD) -> _Expansion:
-        params = items(_field(func, "params"))
-        node: Dict[str, Any] = {"node_kind": "Function"}
+        node: Dict[str, Any] = {}
         ret = _field(func, "ret_type")
         if ret is None:
             checked = _field(func, "_checked_type_") if checked is _UNREAD else checked
@@ -232,21 +201,17 @@ class RelaySerializer:
         if len(type_params):
             node["type_params"] = [str(tp.name_hint) for tp in type_params]
         self._place(node, func)
-        return _Expansion(params + [_field(func, "body")], lambda walk, ids: {
-            "node_kind": "Function", "body": ids[-1], "params": ids[:-1], **node})
+        return nodes.function(items(_field(func, "params")), _field(func, "body"), node)
 
     def _global_var(self, gvar: Any, checked: Any = _UNREAD) -> _Expansion:
-        name = str(gvar.name_hint)
-        return _Expansion((), lambda walk, ids: walk.shared(("GlobalVar", name), lambda: {"node_kind": "GlobalVar", "name": name}))
+        return nodes.global_var(str(gvar.name_hint))
 
     def _tuple(self, tup: Any, checked: Any = _UNREAD) -> _Expansion:
-        ty = self._checked_type(tup, checked)
-        return _Expansion(items(_field(tup, "fields")), lambda walk, ids: _typed({"node_kind": "Tuple", "fields": ids}, ty))
+        return nodes.tuple_node(items(_field(tup, "fields")), self._checked_type(tup, checked))
 
     def _tuple_get_item(self, tgi: Any, checked: Any = _UNREAD) -> _Expansion:
         index, ty = int(_field(tgi, "index")), self._checked_type(tgi, checked)
-        return _Expansion([_field(tgi, "tuple_value")], lambda walk, ids: _typed(
-            {"node_kind": "TupleGetItem", "tuple_value": ids[0], "index": index}, ty))
+        return nodes.tuple_get_item(_field(tgi, "tuple_value"), index, ty)
 
     def _let(self, let: Any, checked: Any = _UNREAD) -> _Expansion:
         ty = self._checked_type(let, checked)
@@ -255,8 +220,7 @@ class RelaySerializer:
 
     def _if(self, ite: Any, checked: Any = _UNREAD) -> _Expansion:
         ty = self._checked_type(ite, checked)
-        return _Expansion([ite.cond, ite.true_branch, ite.false_branch], lambda walk, ids: _typed(
-            {"node_kind": "If", "cond": ids[0], "true_branch": ids[1], "false_branch": ids[2]}, ty))
+        return nodes.if_node(ite.cond, ite.true_branch, ite.false_branch, ty)
 
     def _constructor(self, ctor: Any, checked: Any = _UNREAD) -> _Expansion:
         return _leaf({"node_kind": "Constructor", "name": str(ctor.name_hint),
@@ -318,17 +282,24 @@ class RelaySerializer:
             raise RelayVizSerializeError(
                 f"cannot serialize {type(obj).__name__!r}: expected a Relay expression, function or "
                 "IRModule (pass an IRModule, a relay.Function or a relay.Expr)")
-        return _leaf({"node_kind": "Opaque", "type_key": f"{type(obj).__module__}.{type(obj).__name__}"})
+        return nodes.opaque(f"{type(obj).__module__}.{type(obj).__name__}")
 
 
-def _op_node(walk: _Walk, key: Tuple[str, bytes], attrs: Optional[Dict[str, Any]]) -> int:
-    """The id of the Op node for this operator name and these call attributes."""
-    def make() -> Dict[str, Any]:
-        node: Dict[str, Any] = {"node_kind": "Op", "name": key[0]}
-        if attrs is not None:
-            node["attrs"] = attrs
-        return node
-    return walk.shared(("Op",) + key, make)
+def _virtual_device_json(device: Any) -> Dict[str, Any]:
+    """A ``VirtualDevice`` as ``{device_type, virtual_device_id, target, memory_scope}``.
+
+    Only the constrained parts are written; a fully unconstrained device gives ``{}``.
+    """
+    out: Dict[str, Any] = {}
+    if int(device.device_type_int) != -1:
+        out["device_type"] = int(device.device_type_int)
+    if int(device.virtual_device_id) != -1:
+        out["virtual_device_id"] = int(device.virtual_device_id)
+    if device.target is not None:
+        out["target"] = masked_text(device.target)
+    if str(device.memory_scope):
+        out["memory_scope"] = str(device.memory_scope)
+    return out
 
 
 def _type_definitions(mod: tvm.IRModule) -> Dict[str, Any]:
@@ -342,7 +313,8 @@ def _type_definitions(mod: tvm.IRModule) -> Dict[str, Any]:
     return out
 
 
-_HANDLER_ORDER: Tuple[Tuple[type, Callable[[RelaySerializer, Any], _Expansion]], ...] = (
+_Handler = Callable[[RelaySerializer, Any, Any], _Expansion]
+_HANDLER_ORDER: Tuple[Tuple[type, _Handler], ...] = (
     (relay.Call, RelaySerializer._call),
     (relay.Var, RelaySerializer._var),
     (relay.Constant, RelaySerializer._constant),
@@ -365,7 +337,7 @@ _HANDLER_ORDER: Tuple[Tuple[type, Callable[[RelaySerializer, Any], _Expansion]],
     (relay.RefWrite, RelaySerializer._ref_write),
     (tvm.tir.PrimFunc, RelaySerializer._primfunc),
 )
-_HANDLERS: Dict[type, Callable[[RelaySerializer, Any], _Expansion]] = dict(_HANDLER_ORDER)
+_HANDLERS: Dict[type, _Handler] = dict(_HANDLER_ORDER)
 #: Kinds whose node shows the inferred type, which type inference sets on the existing object.
 _TYPED = frozenset({relay.Call, relay.Var, relay.Function, relay.Tuple, relay.TupleGetItem, relay.Let, relay.If,
                     relay.Match, relay.RefCreate, relay.RefRead, relay.RefWrite})

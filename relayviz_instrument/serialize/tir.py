@@ -21,10 +21,15 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ..format import SMALL_TENSOR_ELEMENTS, new_document
-from .values import (GenerationalCache, attrs_to_json, dim_value, field, items, object_key, optional_field,
-                     prim_dtype, scalar_json, type_key)
-from .walk import Expansion, Walk, leaf
+from ..format import SMALL_TENSOR_ELEMENTS, Document
+from . import nodes
+from .attributes import attrs_to_json
+from .cache import GenerationalCache
+from .nodes import leaf
+from .reflection import field, items, object_key, optional_field, type_key
+from .tensors import scalar_json
+from .tir_text import dim_value, prim_dtype
+from .walk import DocumentWriter, Expansion, Walk
 
 __all__ = ["TirSerializer", "buffer_json", "primfunc_signature"]
 
@@ -90,13 +95,14 @@ class TirSerializer:
     def __init__(self, *, full_values: bool = False, small_elements: int = SMALL_TENSOR_ELEMENTS,
                  tir_bodies: bool = True) -> None:
         self.tir_bodies = tir_bodies
-        self._expansions: GenerationalCache[Expansion] = GenerationalCache()
-        self._texts: GenerationalCache[str] = GenerationalCache()
-        #: The text of sub-expressions, for :func:`~relayviz_instrument.serialize.values.prim_text`.
-        self._subtexts: GenerationalCache[str] = GenerationalCache()
+        self._writer = DocumentWriter("tir")
+        self._expansions: GenerationalCache[Expansion] = self._writer.cache()
+        self._texts: GenerationalCache[str] = self._writer.cache()
+        #: The text of sub-expressions, for :func:`~relayviz_instrument.serialize.tir_text.prim_text`.
+        self._subtexts: GenerationalCache[str] = self._writer.cache()
         #: Attributes and annotations by object (a PrimFunc's print its target, a long text).
-        self._attrs: GenerationalCache[Dict[str, Any]] = GenerationalCache()
-        self._handlers: Dict[str, Callable[[Any, int], Expansion]] = {
+        self._attrs: GenerationalCache[Dict[str, Any]] = self._writer.cache()
+        self._handlers: Dict[str, Callable[[Any], Expansion]] = {
             "PrimFunc": self._primfunc,
             "For": self._for, "While": self._while,
             "Block": self._block, "SBlock": self._block,
@@ -115,29 +121,17 @@ class TirSerializer:
 
     # -- the serializer protocol ---------------------------------------------------------
 
-    def module(self, mod: Any) -> Dict[str, Any]:
+    def module(self, mod: Any) -> Document:
         """Serialize every PrimFunc of ``mod``, sorted by name."""
-        walk = Walk(self.expansion)
-        functions: Dict[str, int] = {}
-        for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
-            walk.names[object_key(func)] = name
-            functions[name] = walk.visit(func)
-        self.rotate()
-        return new_document(walk.nodes, ir="tir", functions=functions)
+        return self._writer.module(mod, self.expansion)
 
-    def expr(self, obj: Any) -> Dict[str, Any]:
+    def expr(self, obj: Any) -> Document:
         """Serialize one PrimFunc, statement or TIR expression; the root's ``root`` names its node."""
-        walk = Walk(self.expansion)
-        root = walk.visit(obj)
-        self.rotate()
-        return new_document(walk.nodes, ir="tir", root=root)
+        return self._writer.expr(obj, self.expansion)
 
     def rotate(self) -> None:
-        """Start a new snapshot (a serializer that embeds this one calls it with its own)."""
-        self._expansions.rotate()
-        self._texts.rotate()
-        self._subtexts.rotate()
-        self._attrs.rotate()
+        """Start a new snapshot (a serializer that embeds this one rotates it with its own)."""
+        self._writer.rotate()
 
     def expansion(self, obj: Any, key: int) -> Expansion:
         """What to write for one TIR object (cached by identity for two snapshots)."""
@@ -150,7 +144,7 @@ class TirSerializer:
         if handler is None:
             if type(obj).__name__ in _ARITH:
                 return self._arith(obj)
-            return leaf({"node_kind": "Opaque", "type_key": type_key(obj)})
+            return nodes.opaque(type_key(obj))
         return handler(obj)
 
     def attrs_of(self, attrs: Any) -> Dict[str, Any]:
@@ -314,16 +308,13 @@ class TirSerializer:
     def _call(self, call: Any) -> Expansion:
         op = field(call, "op")
         name = str(op.name) if hasattr(op, "name") and type(op).__name__ == "Op" else str(getattr(op, "name_hint", op))
-        ty = _scalar_type(call)
-        return Expansion(items(field(call, "args")), lambda walk, ids: {
-            "node_kind": "Call", "op": _op(walk, name), "args": ids, "type": ty})
+        return nodes.op_call(items(field(call, "args")), ("Op", name), name, None, _scalar_type(call))
 
     def _arith(self, expr: Any) -> Expansion:
         cls = type(expr).__name__
-        name, ty = _ARITH[cls], _scalar_type(expr)
+        name = _ARITH[cls]
         operands = [field(expr, f) for f in _OPERANDS.get(cls, ("a", "b"))]
-        return Expansion(operands, lambda walk, ids: {"node_kind": "Call", "op": _op(walk, name), "args": ids,
-                                                      "type": ty})
+        return nodes.op_call(operands, ("Op", name), name, None, _scalar_type(expr))
 
     def _constant(self, imm: Any) -> Expansion:
         dtype = prim_dtype(imm)
@@ -344,10 +335,6 @@ def _with_body(node: Dict[str, Any], body: Optional[Any]) -> Expansion:
     if body is None:
         return leaf(node)
     return Expansion([body], lambda walk, ids: {**node, "body": ids[0]})
-
-
-def _op(walk: Walk, name: str) -> int:
-    return walk.shared(("Op", name), lambda: {"node_kind": "Op", "name": name})
 
 
 def _scalar_type(expr: Any) -> Dict[str, Any]:

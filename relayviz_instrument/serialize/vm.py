@@ -15,7 +15,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import RelayVizSerializeError
-from ..format import new_document
+from ..format import Document, new_document
 
 __all__ = ["from_vm_executable"]
 
@@ -28,7 +28,7 @@ _VM_FUNC = re.compile(r"VMFunc\[(\d+)\]")
 _NO_DESTINATION = frozenset({"ret", "if", "goto", "kill_register", "fatal"})
 
 
-def from_vm_executable(exe: Any) -> Dict[str, Any]:
+def from_vm_executable(exe: Any) -> Document:
     """The document of a ``tvm.runtime.vm.Executable`` (``relay.vm.compile``'s result)."""
     try:
         text, kernels, names = str(exe.bytecode), [str(k) for k in exe.primitive_ops], list(exe.globals)

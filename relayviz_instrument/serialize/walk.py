@@ -6,17 +6,23 @@ iterative (deep binding chains and long statement sequences do not hit Python's 
 limit) and post-order, children in field order, so node ids are a topological order that
 depends only on the IR: the same module gives the same document in every process. An object
 reached twice (a sub-expression shared in the IR) is one node referenced twice.
+
+:class:`DocumentWriter` holds the loops around the walk, the same for every dialect: a
+module's functions by name, or one expression, into one document; then the serializer's
+caches move on by one snapshot.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar
 
-from .values import object_key
+from ..format import Document, new_document
+from .cache import GenerationalCache
+from .reflection import object_key
 
-__all__ = ["Expansion", "leaf", "typed", "Walk"]
+__all__ = ["Expansion", "Walk", "DocumentWriter"]
 
-
+V = TypeVar("V")
 Expand = Callable[[Any, int], "Expansion"]
 
 
@@ -33,18 +39,6 @@ class Expansion(NamedTuple):
     expand: Optional[Expand] = None
 
 
-def leaf(node: Dict[str, Any]) -> Expansion:
-    """The expansion of an object with no children: a copy of ``node`` each time it is written."""
-    return Expansion((), lambda walk, ids: dict(node))
-
-
-def typed(node: Dict[str, Any], ty: Any) -> Dict[str, Any]:
-    """``node`` with its ``type`` field, unless the type is unknown (``None``)."""
-    if ty is not None:
-        node["type"] = ty
-    return node
-
-
 class Walk:
     """The state of one document: its nodes and the id of every object already written.
 
@@ -56,11 +50,12 @@ class Walk:
         self.expand = expand
         self.nodes: List[Dict[str, Any]] = []
         self.memo: Dict[int, int] = {}
-        #: Module-level functions by object key -> their global name (set by ``module()``).
+        #: Module-level functions by object key -> their global name (set by ``DocumentWriter.module``).
         self.names: Dict[int, str] = {}
         self._shared: Dict[Hashable, int] = {}
 
     def add(self, node: Dict[str, Any]) -> int:
+        """Append ``node`` to the document; return its id."""
         self.nodes.append(node)
         return len(self.nodes) - 1
 
@@ -95,3 +90,59 @@ class Walk:
         if nid is None:
             nid = self._shared[key] = self.add(make())
         return nid
+
+
+class Rotating(Protocol):
+    """Something that keeps what it read for two snapshots (a cache, an embedded serializer)."""
+
+    def rotate(self) -> None:
+        """Start a new snapshot."""
+        ...
+
+
+class DocumentWriter:
+    """The loops of one dialect's serializer: a module or an expression walked into a document.
+
+    ``ir`` names the dialect in the documents; ``expand`` is the serializer's expansion of one
+    object (see :class:`Walk`), passed with each call: the writer belongs to the serializer
+    and does not refer back to it. The caches the serializer makes with :meth:`cache` (and
+    the serializers it embeds, :meth:`embed`) start a new snapshot after each document, so
+    that each one holds what the last two snapshots used.
+    """
+
+    def __init__(self, ir: str) -> None:
+        self.ir = ir
+        self._rotating: List[Rotating] = []
+
+    def cache(self) -> GenerationalCache[V]:
+        """A new cache by object identity that lives for two snapshots of this writer."""
+        cache: GenerationalCache[V] = GenerationalCache()
+        self._rotating.append(cache)
+        return cache
+
+    def embed(self, other: Rotating) -> None:
+        """Rotate ``other`` with this writer's caches (the TIR serializer inside Relax's)."""
+        self._rotating.append(other)
+
+    def rotate(self) -> None:
+        """Start a new snapshot in every cache."""
+        for cache in self._rotating:
+            cache.rotate()
+
+    def module(self, mod: Any, expand: Expand, **fields: Any) -> Document:
+        """The document of every function of the ``IRModule`` ``mod``, sorted by name (the
+        root's ``functions``), with the further root ``fields`` that are not ``None``."""
+        walk = Walk(expand)
+        functions: Dict[str, int] = {}
+        for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
+            walk.names[object_key(func)] = name
+            functions[name] = walk.visit(func)
+        self.rotate()
+        return new_document(walk.nodes, ir=self.ir, functions=functions, **fields)
+
+    def expr(self, obj: Any, expand: Expand) -> Document:
+        """The document of one function, expression or statement; the root's ``root`` names its node."""
+        walk = Walk(expand)
+        root = walk.visit(obj)
+        self.rotate()
+        return new_document(walk.nodes, ir=self.ir, root=root)

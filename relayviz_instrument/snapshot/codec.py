@@ -36,7 +36,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, cast
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import orjson
 
@@ -185,7 +185,7 @@ def _document(obj: Any) -> Document:
         return from_graph_json(obj.get_graph_json(), source_name="relay.build")
     from ..serialize import to_relayviz
 
-    return cast(Document, to_relayviz(obj))  # serialize/ still annotates its documents as plain dicts
+    return to_relayviz(obj)
 
 
 def _trace_body(trace: TraceLike, options: SnapshotOptions) -> List[str]:

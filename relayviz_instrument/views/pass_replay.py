@@ -20,7 +20,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 import orjson
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -143,9 +143,8 @@ def _snapshot(trace: Trace, module: Any) -> Optional[Document]:
     ir = module_ir(module)
     if ir in (EMPTY, OTHER):
         return None
-    # cast: serialize/ still annotates its documents as plain dicts
-    return cast(Document, serializer_for(ir, full_values=bool(options.get("full_values")),
-                                         tir_bodies=bool(options.get("tir"))).module(module))
+    return serializer_for(ir, full_values=bool(options.get("full_values")),
+                          tir_bodies=bool(options.get("tir"))).module(module)
 
 
 def _no_changes(changes: Dict[str, Any]) -> bool:
@@ -207,7 +206,11 @@ def _chosen(trace: Trace, selector: Union[str, int, None]) -> PassRecord:
     if selector is None:
         record = trace.failed
         if record is None:
-            raise RelayVizUsageError(f"{trace.path}: no pass failed in this trace; name one with --pass "
+            failure = getattr(trace, "build_failure", None)
+            first = (failure or "").splitlines() or [""]
+            after = "" if failure is None else (
+                f" (the compilation failed after its last pass, in no pass: {printable(first[0], 200)})")
+            raise RelayVizUsageError(f"{trace.path}: no pass failed in this trace{after}; name one with --pass "
                                      "(its input module must have been kept: RelayVizTrace(keep_modules=...))")
     else:
         record = select_event(trace, selector)

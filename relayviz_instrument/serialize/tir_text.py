@@ -1,0 +1,146 @@
+"""TIR scalar expressions as short text: shape dimensions, indices, extents, conditions.
+
+Symbolic shapes (Relay's ``Any``, Relax's ``n * 2``), TIR indices and loop extents are written
+as text in documents, not as nodes: addressing changes with every scheduling step, and text
+keeps the graph small. This module is that text's one writer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, NamedTuple, Optional
+
+from .cache import GenerationalCache
+from .reflection import (FLOAT_IMM, INT_IMM, OBJECT, STRING_IMM, TIR_ANY, TIR_VAR, field, items, masked_text,
+                         object_key, optional_field)
+
+__all__ = ["prim_dtype", "dim_value", "prim_text"]
+
+
+def prim_dtype(expr: Any) -> str:
+    """The dtype of a TIR expression or variable (``dtype`` before TVM 0.2x, the type's text after)."""
+    dtype = optional_field(expr, "dtype")
+    if dtype is None:
+        dtype = getattr(expr, "ty", "")
+    return str(dtype)
+
+
+def dim_value(dim: Any, texts: "Optional[GenerationalCache[str]]" = None) -> Any:
+    """One dimension of a shape: an int, "?" for a dynamic (Any) dimension, else its name or
+    its text (``n * 2``, see :func:`prim_text`, which uses and fills ``texts``)."""
+    if isinstance(dim, int):
+        return dim
+    if isinstance(dim, INT_IMM):
+        return int(field(dim, "value"))
+    if isinstance(dim, TIR_ANY):
+        return "?"
+    return prim_text(dim, texts)
+
+
+#: TIR arithmetic printed infix by :func:`prim_text`, by class name (the same in every TVM),
+#: with its precedence (higher binds tighter), as in Python.
+_INFIX = {
+    "Or": ("or", 1), "And": ("and", 2),
+    "EQ": ("==", 3), "NE": ("!=", 3), "LT": ("<", 3), "LE": ("<=", 3), "GT": (">", 3), "GE": (">=", 3),
+    "BitwiseOr": ("|", 4), "BitwiseXor": ("^", 5), "BitwiseAnd": ("&", 6), "LShift": ("<<", 7), "RShift": (">>", 7),
+    "Add": ("+", 8), "Sub": ("-", 8), "Mul": ("*", 9), "Div": ("/", 9), "Mod": ("%", 9),
+    "FloorDiv": ("//", 9), "FloorMod": ("%", 9),
+}
+_CALLED = {"Min": "min", "Max": "max"}
+#: Operators whose right operand needs parentheses at equal precedence (a - (b - c)).
+_LEFT_ONLY = frozenset({"Sub", "Div", "Mod", "FloorDiv", "FloorMod", "LShift", "RShift"})
+
+
+class _Written(NamedTuple):
+    """Marks the end of a sub-expression's text in :func:`prim_text`'s output."""
+
+    key: int
+    obj: Any
+    start: int
+
+
+def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> str:
+    """A TIR expression as short, stable text: ``n * 2``, ``i_0 * 8 + i_1``, ``min(n, 4)``.
+
+    TVM's own printer is slow (it builds a whole TVMScript document) and spells constants as
+    ``T.int64(2)``; shapes and indices need neither. Parentheses appear only where precedence
+    needs them. The walk is iterative: an index expression nests as deep as the loops around
+    it. Expressions it does not know are kept as TVM prints them, with addresses masked.
+
+    ``texts`` remembers the text of every sub-expression by identity (the parentheses around
+    an operand are its parent's, so a sub-expression reads the same wherever it appears): a
+    pass that rewrites an index keeps most of its parts, and their text is not read again.
+    """
+    out: List[str] = []
+    stack: List[Any] = [expr]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        if type(item) is _Written:
+            assert texts is not None
+            texts.store(item.key, item.obj, "".join(out[item.start:]))
+            continue
+        if texts is not None and isinstance(item, OBJECT):
+            key = object_key(item)
+            known = texts.find(key)
+            if known is not None:
+                out.append(known)
+                continue
+            stack.append(_Written(key, item, len(out)))  # below the item's own parts
+        name = type(item).__name__
+        if isinstance(item, INT_IMM):
+            value = field(item, "value")
+            out.append(str(bool(value)) if prim_dtype(item) == "bool" else str(int(value)))
+        elif isinstance(item, FLOAT_IMM):
+            out.append(repr(float(field(item, "value"))))
+        elif isinstance(item, TIR_VAR) or name in ("Var", "SizeVar"):
+            out.append(str(optional_field(item, "name") or getattr(item, "name_hint", "?")))
+        elif name in _INFIX:
+            symbol, level = _INFIX[name]
+            right = _wrapped(field(item, "b"), level + (name in _LEFT_ONLY))
+            stack.extend(right[::-1] + [f" {symbol} "] + _wrapped(field(item, "a"), level)[::-1])
+        elif name in _CALLED:
+            stack.extend([")", field(item, "b"), ", ", field(item, "a"), _CALLED[name] + "("])
+        elif name == "Not":
+            stack.extend(_wrapped(field(item, "a"), 10)[::-1] + ["not "])
+        elif name == "Cast":
+            stack.extend([")", field(item, "value"), f"{prim_dtype(item)}("])
+        elif name == "Ramp":
+            stack.extend([")", str(item.lanes), ", ", item.stride, ", ", item.base, "ramp("])
+        elif name == "Broadcast":
+            stack.extend([")", str(item.lanes), ", ", item.value, "broadcast("])
+        elif name == "Select":
+            stack.extend([")", item.false_value, ", ", item.true_value, ", ", item.condition, "select("])
+        elif name in ("BufferLoad", "TensorLoad"):
+            buffer = optional_field(item, "buffer") or optional_field(item, "source")
+            stack.extend(["]"] + _joined(items(field(item, "indices")))[::-1] + ["[", _buffer_name(buffer)])
+        elif name == "Call" and hasattr(item, "op") and type(item.op).__name__ == "Op":
+            stack.extend([")"] + _joined(items(item.args))[::-1] + [str(item.op.name) + "("])
+        elif isinstance(item, STRING_IMM):
+            out.append(repr(str(item.value)))
+        else:
+            out.append(masked_text(item))
+    return "".join(out)
+
+
+def _wrapped(operand: Any, level: int) -> List[Any]:
+    """An operand in order, in parentheses if it binds looser than ``level``."""
+    infix = _INFIX.get(type(operand).__name__)
+    return ["(", operand, ")"] if infix is not None and infix[1] < level else [operand]
+
+
+def _joined(items: List[Any]) -> List[Any]:
+    out: List[Any] = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(", ")
+        out.append(item)
+    return out
+
+
+def _buffer_name(buffer: Any) -> str:
+    name = optional_field(buffer, "name")
+    if name is None:
+        return prim_text(buffer) if buffer is not None else "?"
+    return str(name)
