@@ -17,12 +17,13 @@ from relayviz_instrument.diff.matching.exact import exact
 from relayviz_instrument.diff.matching.propagation import settle
 from relayviz_instrument.diff.matching.regions import regions
 from relayviz_instrument.diff.matching.residual import residual
+from relayviz_instrument.diff.matching.rewrites import pair_rewrites
 from relayviz_instrument.diff.matching.state import MatchState
 from relayviz_instrument.diff.matching.ties import break_ties, swap_twins
 
 #: The phases of ``match`` in the order it first runs them (see ``diff/matching/__init__.py``).
 PHASES = ("anchor", "align_blocks", "exact", "settle", "residual", "regions", "leftover_params", "break_ties",
-          "swap_twins", "pair_ops")
+          "swap_twins", "pair_rewrites", "pair_ops")
 
 
 def state(before: Mapping[str, Any], after: Mapping[str, Any]) -> MatchState:
@@ -92,6 +93,8 @@ def run_until(st: MatchState, phase: str) -> None:
             for tier in (1, 0):
                 residual(st, tier)
                 settle(st)
-    if before("pair_ops"):
+    if before("pair_rewrites"):
         for side in (st.A, st.B):
             swap_twins(st, side)
+    if before("pair_ops"):
+        pair_rewrites(st)

@@ -56,33 +56,70 @@ def alter_op_layout() -> Tuple[Dict[str, Any], Dict[str, Any], GraphDiff]:
     return a, b, diff(a, b)
 
 
+def rewritten(a: Dict[str, Any], b: Dict[str, Any], result: GraphDiff) -> List[Tuple[int, int]]:
+    """The pairs of calls of two operators (one rewritten into the other), before id first."""
+    return [(m.before, m.after) for m in result.changed if op_name(a, m.before) != op_name(b, m.after)]
+
+
 @pytest.mark.slow
 def test_alter_op_layout_changes_the_calls_whose_layout_changed(alter_op_layout) -> None:
     a, b, result = alter_op_layout
     removed = Counter(op_name(a, x) for x in result.removed if a["nodes"][x]["node_kind"] == "Call")
     added = Counter(op_name(b, y) for y in result.added if b["nodes"][y]["node_kind"] == "Call")
-    # AlterOpLayout replaces the convolutions (and the dense) by their blocked forms and adds
-    # layout_transform and expand_dims; the relu, add and multiply around them stay, in NCHWc.
-    assert set(removed) == {"nn.conv2d", "nn.dense"}
-    assert set(added) == {"nn.contrib_conv2d_NCHWc", "nn.contrib_dense_pack", "layout_transform", "expand_dims"}
-    assert removed["nn.conv2d"] == added["nn.contrib_conv2d_NCHWc"] == 53
+    # AlterOpLayout rewrites each convolution (and the dense) into its blocked form, one for
+    # one, and adds layout_transform and expand_dims; the relu, add and multiply around them
+    # stay, in NCHWc. Nothing is removed.
+    assert not removed
+    assert set(added) == {"layout_transform", "expand_dims"}
+    pairs = Counter((op_name(a, x), op_name(b, y)) for x, y in rewritten(a, b, result))
+    calls_a = Counter(op_name(a, x) for x in range(len(a["nodes"])))
+    calls_b = Counter(op_name(b, y) for y in range(len(b["nodes"])))
+    assert pairs == {("nn.conv2d", "nn.contrib_conv2d_NCHWc"): calls_a["nn.conv2d"],
+                     ("nn.dense", "nn.contrib_dense_pack"): 1}
+    assert calls_a["nn.conv2d"] == calls_b["nn.contrib_conv2d_NCHWc"] == 53
+    # The operator counts still say what the pass did to them.
+    assert result.op_delta["nn.conv2d"] == -53 and result.op_delta["nn.contrib_conv2d_NCHWc"] == 53
+    assert result.op_delta["nn.dense"] == -1 and result.op_delta["nn.contrib_dense_pack"] == 1
     changed = Counter(op_name(a, m.before) for m in result.changed)
-    calls = Counter(op_name(a, x) for x in range(len(a["nodes"])))
-    assert changed["nn.relu"] == calls["nn.relu"] == 50  # every relu: NCHW -> NCHW16c
+    assert changed["nn.relu"] == calls_a["nn.relu"] == 50  # every relu: NCHW -> NCHW16c
     assert changed["add"] >= 50 and changed["multiply"] >= 16
     assert all(any(c.field == "type" for c in m.fields) for m in result.changed
                if op_name(a, m.before) in ("nn.relu", "add", "multiply"))
 
 
+def blocked(shape: List[int]) -> Tuple[int, ...]:
+    """An NCHW[x]c shape as NCHW."""
+    return (shape[0], shape[1] * shape[4], shape[2], shape[3]) if len(shape) == 5 else tuple(shape)
+
+
+@pytest.mark.slow
+def test_alter_op_layout_pairs_each_convolution_with_its_own(alter_op_layout) -> None:
+    # One to one however many alike bottlenecks repeat: the k-th convolution in the order of
+    # the document is paired with the k-th blocked one, of the same output shape once unblocked.
+    a, b, result = alter_op_layout
+    pairs = dict(rewritten(a, b, result))
+    convs_a = [x for x in range(len(a["nodes"])) if op_name(a, x) == "nn.conv2d"]
+    convs_b = [y for y in range(len(b["nodes"])) if op_name(b, y) == "nn.contrib_conv2d_NCHWc"]
+    assert [pairs.get(x) for x in convs_a] == convs_b
+    for x, y in zip(convs_a, convs_b):
+        assert blocked(b["nodes"][y]["type"]["shape"]) == tuple(a["nodes"][x]["type"]["shape"])
+
+
 @pytest.mark.slow
 def test_alter_op_layout_hunks_hold_one_convolution_each(alter_op_layout) -> None:
-    a, _, result = alter_op_layout
+    a, b, result = alter_op_layout
+    pairs = dict(rewritten(a, b, result))
+    holding = Counter()
     for hunk in result.hunks:
-        assert sum(op_name(a, x) == "nn.conv2d" for x in hunk.removed) <= 1, hunk.label
+        convs = [x for x, _ in hunk.matched if x in pairs]
+        assert len(convs) <= 1, hunk.label
+        holding[len(convs)] += 1
         if hunk.kind == "rewired":  # a lone rewired node is not how a layout change reads
             pytest.fail(f"lone rewired hunk: {hunk.label}")
-    replaced = [h for h in result.hunks if h.kind == "replaced"]
-    assert len(replaced) == 54  # 53 convolutions and the dense
+        if convs:  # the convolution rewritten, with the layout transforms put around it
+            assert hunk.kind == "changed" and " → nn.contrib_" in hunk.label
+            assert all(op_name(b, y) == "layout_transform" for y in hunk.added if b["nodes"][y]["node_kind"] == "Call")
+    assert holding[1] == 54  # 53 convolutions and the dense
 
 
 def resnet50_units(units: List[int]) -> Dict[str, Any]:

@@ -22,6 +22,7 @@ import pytest
 import zstandard
 
 from relayviz_instrument.cli import main
+from relayviz_instrument.diff import DIFF_VERSION
 from relayviz_instrument.errors import RelayVizExportError, RelayVizTraceError
 from relayviz_instrument.store import load_trace
 from relayviz_instrument.store.trace import MANIFEST_LINE_BYTES
@@ -152,7 +153,7 @@ def _summaries(trace: Path) -> Dict[str, Any]:
 
 def _poison(trace: Path) -> None:
     """Every entry of the trace's cache made false, and entries for snapshots it does not have."""
-    path = trace / "cache" / "diff-v3.json"
+    path = trace / "cache" / f"diff-v{DIFF_VERSION}.json"
     cache = orjson.loads(path.read_bytes())
     for i, (key, summary) in enumerate(sorted(cache["summaries"].items())):
         summary["added"] = [9999, "<img src=x onerror=\"document.title='pwned-cache'\">", -1, 2 ** 60][i % 4]
@@ -166,7 +167,7 @@ def _poison(trace: Path) -> None:
 def test_show_ignores_a_poisoned_cache(hostile: Path, tmp_path: Path) -> None:
     trace = _copy(hostile, tmp_path / "trace")
     clean = _summaries(trace)  # computed: copies carry no cache
-    assert clean and (trace / "cache" / "diff-v3.json").is_file()
+    assert clean and (trace / "cache" / f"diff-v{DIFF_VERSION}.json").is_file()
     _poison(trace)
     assert _summaries(trace) == clean
     status, out, _ = _run(["show", str(trace), "--all"])

@@ -224,7 +224,8 @@ class Provenance:
         self.refs: Tuple[str, ...] = tuple(refs)
         self._spans = spans
         self._index: Dict[int, _StepIndex] = {}
-        self._roots: Dict[NodeKey, FrozenSet[int]] = {}
+        self._roots: Dict[Tuple[int, NodeKey], FrozenSet[int]] = {}
+        self._descendants: Dict[int, Dict[int, List[int]]] = {}
 
     # -- snapshots ------------------------------------------------------------------------------
 
@@ -301,13 +302,19 @@ class Provenance:
         after = self._step(position).diff.mapping.get(node)
         return (position + 1, after) if after is not None else None
 
-    def origins(self, step: int, hunk: int) -> Tuple[int, ...]:
-        """The nodes (at position ``step``) that hunk ``hunk`` of step ``step`` took away: its
-        removed nodes and, for a function it wrapped, the nodes the function now holds."""
+    def origins(self, step: int, hunk: int, node: Optional[int] = None) -> Tuple[int, ...]:
+        """The nodes (at position ``step``) that hunk ``hunk`` of step ``step`` took away, or made
+        node ``node`` (at ``step + 1``) from: its removed nodes and its sources (for a function it
+        wrapped, also the nodes the function now holds; for a kernel it lowered, the calls that
+        name it); for one call of a function called from several places, what that call replaced."""
         h = self._step(step).diff.hunks[hunk]
+        if node is not None and h.sites:
+            for removed, added in h.sites:
+                if node in added:
+                    return removed
         if h.kind == "wrapped":
-            return tuple(dict.fromkeys([*h.removed, *(a for a, _ in h.matched)]))
-        return h.removed
+            return tuple(dict.fromkeys([*h.origins, *(a for a, _ in h.matched)]))
+        return h.origins
 
     def history(self, key: NodeKey) -> NodeHistory:
         """The history of node ``key = (position, node id)``: see :class:`NodeHistory`.
@@ -355,21 +362,26 @@ class Provenance:
         if hunk is None:  # an Op node: hunks leave them to the calls that use them
             return NodeEvent("created", self.steps[step], key)
         return NodeEvent("created", self.steps[step], key, self._step(step).diff.hunks[hunk],
-                         origins=tuple((step, a) for a in self.origins(step, hunk)))
+                         origins=tuple((step, a) for a in self.origins(step, hunk, node)))
 
-    def first(self, key: NodeKey) -> NodeKey:
-        """The node ``key`` in the first snapshot it is in."""
-        while True:
+    def first(self, key: NodeKey, at: int = 0) -> NodeKey:
+        """The node ``key`` in the first snapshot it is in (from position ``at`` on)."""
+        while key[0] > at:
             prev = self.previous(key)
             if prev is None:
                 return key
             key = prev
+        return key
 
-    def roots(self, key: NodeKey) -> FrozenSet[int]:
-        """The ids of the input module's nodes that ``key`` stems from."""
+    def roots(self, key: NodeKey, at: int = 0) -> FrozenSet[int]:
+        """The ids of the nodes of the snapshot at position ``at`` (by default the input module)
+        that ``key`` stems from."""
         self._check(key)
-        start = self.first(key)
-        found = self._roots.get(start)
+        if key[0] < at:
+            raise RelayVizError(f"{self.trace.path}: node {key[1]} at position {key[0]} comes before "
+                                f"position {at}; it has no roots there")
+        start = self.first(key, at)
+        found = self._roots.get((at, start))
         if found is not None:
             return found
         # Iteratively, creation points first: origins lie at earlier positions, so a stack
@@ -380,22 +392,59 @@ class Provenance:
         while pending:
             k = pending.pop()
             order.append(k)
-            if k[0] == 0:
+            if k[0] == at:
                 continue
             for origin in self._created(k).origins:
-                o = self.first(origin)
-                if o not in seen and o not in self._roots:
+                o = self.first(origin, at)
+                if o not in seen and (at, o) not in self._roots:
                     seen.add(o)
                     pending.append(o)
         for k in sorted(order):
-            if k[0] == 0:
-                self._roots[k] = frozenset([k[1]])
+            if k[0] == at:
+                self._roots[(at, k)] = frozenset([k[1]])
                 continue
             acc: Set[int] = set()
             for origin in self._created(k).origins:
-                acc |= self._roots[self.first(origin)]
-            self._roots[k] = frozenset(acc)
-        return self._roots[start]
+                acc |= self._roots[(at, self.first(origin, at))]
+            self._roots[(at, k)] = frozenset(acc)
+        return self._roots[(at, start)]
+
+    def descendants(self, key: NodeKey) -> Tuple[int, ...]:
+        """The ids of the last snapshot's nodes that stem from node ``key`` (the nodes whose
+        roots at its position hold it): what it became, down to the kernels that compute it.
+        The node itself, when it reaches the last snapshot."""
+        self._check(key)
+        position, node = key
+        if position == self.last:
+            return (node,)
+        found = self._descendants.get(position)
+        if found is None:
+            found = {}
+            for i in range(len(self.document(self.last)["nodes"])):
+                for r in self.roots((self.last, i), at=position):
+                    found.setdefault(r, []).append(i)
+            self._descendants[position] = found
+        return tuple(found.get(node, ()))
+
+    def position_at(self, at: str) -> int:
+        """The position of the snapshot ``at`` names: ``input`` (the input module), an event's
+        index (the snapshot after it), or a pass's name (the snapshot after its first event on
+        the pipeline). Raises :class:`RelayVizError`, saying what there is, when none fits."""
+        if at == "input":
+            return 0
+        records = [r for r in self.trace.records if self.span(r.index) is not None]
+        if at.isdigit():
+            record = next((r for r in records if r.index == int(at)), None)
+        else:
+            record = next((r for r in records if r.name == at), None)
+        if record is None:
+            changed = dict.fromkeys(s.name for s in self.steps if s.record is not None)
+            raise RelayVizError(f"{self.trace.path}: no pass {at!r} ran on the pipeline's module; give "
+                                f"'input', an event index or a pass, such as those that changed it: "
+                                f"{_some(changed, limit=24)}")
+        span = self.span(record.index)
+        assert span is not None
+        return span[1]
 
     # -- finding nodes ----------------------------------------------------------------------------
 

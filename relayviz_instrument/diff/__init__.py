@@ -31,7 +31,7 @@ __all__ = ["diff", "index_document", "IndexedDocument", "DIFF_VERSION", "GraphDi
 #: The version of what :func:`diff` answers: raised whenever the same two documents may give
 #: another result (other pairs, hunks or labels), so that results derived from stored traces
 #: (cached summaries) are redone.
-DIFF_VERSION = 3
+DIFF_VERSION = 7
 
 
 def diff(before: Diffable, after: Diffable) -> GraphDiff:
@@ -85,6 +85,11 @@ def _diff(ia: IndexedDocument, ib: IndexedDocument) -> GraphDiff:
             name = view.op_name(r)
             if name is not None:
                 op_delta[name] = op_delta.get(name, 0) + step
+    for m in changed:  # a call rewritten into another operator counts as one less and one more
+        if m.fields and m.fields[0].field == "op":
+            old, new = str(m.fields[0].before), str(m.fields[0].after)
+            op_delta[old] = op_delta.get(old, 0) - 1
+            op_delta[new] = op_delta.get(new, 0) + 1
     mentioned_a = set(removed) | set(by_rank)
     mentioned_b = set(added) | {vb.rank_of[m.after] for m in changed + rewired}
     for hunk in hunks:

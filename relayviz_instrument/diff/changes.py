@@ -45,6 +45,9 @@ def compare_pairs(ia: IndexedDocument, ib: IndexedDocument,
         fields: Tuple[FieldChange, ...] = ()
         if fields_may_differ:
             fields = field_changes(compared_fields(va, a), compared_fields(vb, b))
+            op_a, op_b = va.op_name(a), vb.op_name(b)
+            if op_a != op_b:  # an operator rewritten into another of its role (matching/rewrites.py)
+                fields = (FieldChange("op", op_a, op_b),) + fields
         if not fields and not inputs_moved:
             continue
         inputs = (tuple(va.doc_id[x] for x in xs), tuple(vb.doc_id[y] for y in ys))

@@ -25,36 +25,21 @@ Op nodes carry the attributes of calls; their changes show on the calls, not in 
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..format.kinds import BINDING_KINDS
-from .changes import describe, function_role
+from .changes import describe
 from .components import components
+from .drafts import Draft, function_phrase, names
+from .lowering import lowered
 from .model import Hunk, NodeMatch
 from .signatures import Labels
 from .graph import VARIADIC_KINDS, CanonicalGraph
+from .wrapping import emptied, shared_functions, wrapped
 
 __all__ = ["build_hunks"]
-
-#: Distinct names a hunk label lists before it ends with "…".
-_LABEL_NAMES = 6
-
-
-class _Draft:
-    __slots__ = ("kind", "removed", "added", "changed", "moved", "border", "function")
-
-    def __init__(self, kind: str = "") -> None:
-        self.kind = kind
-        self.removed: List[int] = []  # before ranks
-        self.added: List[int] = []  # after ranks
-        self.changed: List[int] = []  # before ranks of changed pairs
-        self.moved: List[int] = []  # before ranks of pairs a function wrapped
-        self.border: List[int] = []  # before ranks of rewired pairs next to the hunk
-        self.function: Optional[int] = None  # the new (gone) function of a wrapped (unwrapped) hunk
-
 
 def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequence[int], b2a: Sequence[int],
                 matches: Mapping[int, NodeMatch]) -> List[Hunk]:
@@ -62,12 +47,14 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
 
     ``matches`` maps the before rank of every changed or rewired pair to its :class:`NodeMatch`.
     """
-    drafts: List[_Draft] = []
+    drafts: List[Draft] = []
     taken_a: Set[int] = set()
     taken_b: Set[int] = set()
-    drafts += _wrapped(vb, va, b2a, taken_b, taken_a, "wrapped", before_side=False)
-    drafts += _wrapped(va, vb, a2b, taken_a, taken_b, "unwrapped", before_side=True)
-    _emptied(va, a2b, drafts, taken_a)
+    drafts += lowered(va, vb, a2b, b2a, taken_a, taken_b)
+    drafts += wrapped(vb, va, b2a, taken_b, taken_a, "wrapped", before_side=False)
+    drafts += wrapped(va, vb, a2b, taken_a, taken_b, "unwrapped", before_side=True)
+    drafts += shared_functions(va, vb, a2b, b2a, taken_a, taken_b)
+    emptied(va, a2b, drafts, taken_a)
 
     part_a = np.asarray(a2b, dtype=np.int64)
     part_b = np.asarray(b2a, dtype=np.int64)
@@ -92,12 +79,12 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
     added = np.flatnonzero(free_b).tolist()
     region_of_a = dict(zip(removed, root[removed].tolist()))
     region_of_b = dict(zip(added, root[np.asarray(added, dtype=np.int64) + offset].tolist()))
-    components_: Dict[int, _Draft] = {}
+    components_: Dict[int, Draft] = {}
     for ranks, region_of, field in ((removed, region_of_a, "removed"), (added, region_of_b, "added")):
         for r in ranks:
             draft = components_.get(region_of[r])
             if draft is None:
-                draft = components_[region_of[r]] = _Draft()
+                draft = components_[region_of[r]] = Draft()
             getattr(draft, field).append(r)
     # A changed node joins the region next to it (its inputs' first, then its users'), one
     # region only: two convolutions replaced on either side of a changed add stay two hunks.
@@ -109,7 +96,7 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
             home = _next_region(vb, a2b[a], region_of_b)
         if home is None:
             home = -1 - a
-            components_[home] = _Draft()
+            components_[home] = Draft()
         home = moved_to.get(home, home)
         components_[home].changed.append(a)
         home_of_changed[a] = home
@@ -129,8 +116,8 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
         home_of_changed = {a: moved_to.get(k, k) for a, k in home_of_changed.items()}
     # A removed region that fed what a new function now computes was replaced inside it
     # (SimplifyInference then FuseOps, diffed in one go): it joins the wrapped hunk.
-    homes: Dict[int, _Draft] = dict(components_)
-    wrapped_slots: Dict[Tuple[int, int], _Draft] = {}
+    homes: Dict[int, Draft] = dict(components_)
+    wrapped_slots: Dict[Tuple[int, int], Draft] = {}
     for draft in drafts:
         if draft.kind == "wrapped":
             for s in draft.added:
@@ -159,7 +146,7 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
         if home is None:
             home = next((home_of_changed[b2a[y]] for y in ins_b if b2a[y] in home_of_changed), None)
         if home is None:
-            draft = _Draft("rewired")
+            draft = Draft("rewired")
             draft.border.append(a)
             drafts.append(draft)
         else:
@@ -245,74 +232,7 @@ class _MatchedSignatures:
         return sig in self._made
 
 
-def _wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int], taken: Set[int],
-             taken_other: Set[int], kind: str, before_side: bool) -> List[_Draft]:
-    """Hunks for the functions of ``view`` called once, absent from ``other``, holding paired nodes."""
-    out: List[_Draft] = []
-    if not view.inlined:
-        return out
-    # What stands at a call's site besides the call: the tuple items read through it, and in
-    # Relax the name it calls (a GlobalVar) and the binding that holds its value.
-    site: Dict[int, List[int]] = {call: [r for r in view.refs[call][:2] if view.kind[r] == "GlobalVar"]
-                                  for call in view.inlined.values()}
-    for t in range(view.size):
-        if view.kind[t] == "TupleGetItem" and view.refs[t] and view.canon[t] != t:
-            site.setdefault(view.refs[t][0], []).append(t)
-        elif view.kind[t] in BINDING_KINDS and len(view.refs[t]) > 1 and view.refs[t][1] in site:
-            site[view.refs[t][1]] += [view.refs[t][0], t]
-    for f in sorted(view.inlined, reverse=True):  # outer functions come later in the order
-        if partner[f] >= 0 or f in taken:
-            continue
-        call = view.inlined[f]
-        scope = view.scope(f)
-        inner = [r for r in scope if partner[r] >= 0 and view.kind[r] != "Op" and r not in taken]
-        if not inner:
-            continue
-        shell = [f, call] + view.refs[f][1:] + site.get(call, [])
-        shell += [r for r in scope if partner[r] < 0 and view.kind[r] != "Op"]
-        shell = sorted({r for r in shell if partner[r] < 0 and r not in taken})
-        draft = _Draft(kind)
-        draft.function = f
-        draft.moved = inner if before_side else [partner[r] for r in inner]
-        if before_side:
-            draft.removed = shell
-        else:
-            draft.added = shell
-        taken.update(shell)
-        taken.update(inner)
-        taken_other.update(partner[r] for r in inner)
-        out.append(draft)
-    return out
-
-
-def _emptied(va: CanonicalGraph, a2b: Sequence[int], drafts: List[_Draft], taken_a: Set[int]) -> None:
-    """Gone functions whose paired nodes all moved into new functions join the hunk of the one
-    most of them went to: the kernels FuseTIR merges into one PrimFunc are replaced by it, not
-    removed beside it."""
-    into = {a: d for d in drafts if d.kind == "wrapped" for a in d.moved}
-    if not into:
-        return
-    for g in sorted(va.inlined):
-        if a2b[g] >= 0 or g in taken_a:
-            continue
-        scope = va.scope(g)
-        found = [into.get(r) for r in scope if a2b[r] >= 0 and va.kind[r] != "Op"]
-        homes = [d for d in found if d is not None]
-        if not found or len(homes) < len(found):
-            continue
-        # The hunk most of them went to (the first on a tie): a constant two kernels shared
-        # went to one of them.
-        counts: Dict[int, int] = {}
-        for d in homes:
-            counts[id(d)] = counts.get(id(d), 0) + 1
-        draft = max(homes, key=lambda d: counts[id(d)])
-        shell = [r for r in [g] + va.refs[g][1:] + scope
-                 if a2b[r] < 0 and va.kind[r] != "Op" and r not in taken_a]
-        draft.removed.extend(shell)
-        taken_a.update(shell)
-
-
-def _classify(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequence[int],
+def _classify(draft: Draft, va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequence[int],
               b2a: Sequence[int], matched_sigs: "_MatchedSignatures") -> str:
     if draft.removed and draft.added:
         return "replaced"
@@ -342,7 +262,7 @@ def _aliases(view: CanonicalGraph, region: Set[int]) -> bool:
     return bool(bindings) and region <= set(bindings).union(refs[r][0] for r in bindings)
 
 
-def _position(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int]) -> Tuple[int, int, int]:
+def _position(draft: Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int]) -> Tuple[int, int, int]:
     """Where a hunk sits in the after graph's data-flow order (removed-only hunks: at their users)."""
     pos_a, pos_b = va.position, vb.position
     if draft.moved:  # a function's parameters and call come early in the order: place it by its body
@@ -357,56 +277,50 @@ def _position(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequen
     return (vb.size, 2, first)
 
 
-def _names(view: CanonicalGraph, ranks: Iterable[int], calls_only: bool = False) -> str:
-    counts: Dict[str, int] = {}
-    kind, position = view.kind, view.position
-    # Calls first, in order; then the other kinds (constants, variables, tuples...).
-    calls = sorted((r for r in ranks if kind[r] == "Call"), key=position.__getitem__)
-    others = [] if calls_only else sorted((r for r in ranks if kind[r] != "Call"), key=position.__getitem__)
-    for r in calls + others:
-        name = view.op_name(r) or kind[r]  # as describe() names it, without its types
-        counts[name] = counts.get(name, 0) + 1
-    parts = [name if n == 1 else f"{name}×{n}" for name, n in counts.items()]
-    if len(parts) > _LABEL_NAMES:
-        parts = parts[:_LABEL_NAMES] + ["…"]
-    return "+".join(parts)
+def _rewritten(match: Optional[NodeMatch]) -> bool:
+    """Whether a pair joins calls of two operators (one rewritten into the other)."""
+    return match is not None and bool(match.fields) and match.fields[0].field == "op"
 
 
-def _function_phrase(view: CanonicalGraph, f: int) -> str:
-    if view.kind[f] == "PrimFunc":
-        return "a PrimFunc"
-    role, name = function_role(view.nodes[f])
-    if role == "Composite":
-        return f"a Composite Function '{name}'"
-    return "a primitive Function" if role == "Primitive" else "a Function"
-
-
-def _finish(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int],
+def _finish(draft: Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int],
             matches: Mapping[int, NodeMatch]) -> Hunk:
     kind = draft.kind
-    if kind == "wrapped":
+    sources: List[int] = []
+    rewritten = [a for a in draft.changed if _rewritten(matches.get(a))]
+    if kind in ("wrapped", "lowered"):
+        sources = draft.moved + draft.sources
+    if draft.label is not None:
+        label = draft.label
+    elif rewritten and kind in ("inserted", "added", "changed"):
+        label = f"{names(va, rewritten)} → {names(vb, [a2b[a] for a in rewritten])}"
+        if draft.added:
+            label += f", {names(vb, draft.added)} {'inserted' if kind == 'inserted' else 'added'}"
+        kind = "changed"
+    elif rewritten and kind == "replaced":
+        label = f"{names(va, draft.removed + rewritten)} → {names(vb, draft.added + [a2b[a] for a in rewritten])}"
+    elif kind == "wrapped":
         assert draft.function is not None
         inner = [a2b[a] for a in draft.moved]
-        label = f"{_names(vb, inner, calls_only=True) or _names(vb, inner)} wrapped into " \
-                f"{_function_phrase(vb, draft.function)}"
+        label = f"{names(vb, inner, calls_only=True) or names(vb, inner)} wrapped into " \
+                f"{function_phrase(vb, draft.function)}"
         if draft.removed:
-            label += f", replacing {_names(va, draft.removed)}"
+            label += f", replacing {names(va, draft.removed)}"
     elif kind == "unwrapped":
         assert draft.function is not None
-        label = f"{_names(va, draft.moved, calls_only=True) or _names(va, draft.moved)} unwrapped from " \
-                f"{_function_phrase(va, draft.function)}"
+        label = f"{names(va, draft.moved, calls_only=True) or names(va, draft.moved)} unwrapped from " \
+                f"{function_phrase(va, draft.function)}"
     elif kind == "replaced":
-        label = f"{_names(va, draft.removed)} → {_names(vb, draft.added)}"
+        label = f"{names(va, draft.removed)} → {names(vb, draft.added)}"
     elif kind == "merged":
-        label = f"{_names(va, draft.removed)} merged into an equal node"
+        label = f"{names(va, draft.removed)} merged into an equal node"
     elif kind == "removed":
-        label = f"{_names(va, draft.removed)} removed"
+        label = f"{names(va, draft.removed)} removed"
     elif kind == "inserted":
         region = set(draft.added)
         users = {v for s in draft.added for v, _ in vb.users[s] if v not in region}
-        label = f"{_names(vb, draft.added)} inserted" + (f" before {_names(vb, users)}" if users else "")
+        label = f"{names(vb, draft.added)} inserted" + (f" before {names(vb, users)}" if users else "")
     elif kind == "added":
-        label = f"{_names(vb, draft.added)} added"
+        label = f"{names(vb, draft.added)} added"
     elif kind == "changed":
         a = draft.changed[0]
         fields = ", ".join(c.field for c in matches[a].fields)
@@ -417,4 +331,8 @@ def _finish(draft: _Draft, va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence
     return Hunk(kind, label,
                 removed=tuple(va.doc_id[r] for r in sorted(draft.removed, key=va.position.__getitem__)),
                 added=tuple(vb.doc_id[s] for s in sorted(draft.added, key=vb.position.__getitem__)),
-                matched=tuple((va.doc_id[a], vb.doc_id[a2b[a]]) for a in pairs))
+                matched=tuple((va.doc_id[a], vb.doc_id[a2b[a]]) for a in pairs),
+                sources=tuple(va.doc_id[a] for a in sorted(set(sources), key=va.position.__getitem__)),
+                sites=tuple((tuple(va.doc_id[r] for r in sorted(removed, key=va.position.__getitem__)),
+                             tuple(vb.doc_id[r] for r in sorted(added, key=vb.position.__getitem__)))
+                            for removed, added in draft.sites))

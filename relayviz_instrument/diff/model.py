@@ -25,6 +25,7 @@ HUNK_KINDS = (
     "added",      # added nodes that sit on no former edge
     "changed",    # one node's attributes, type or value changed in place
     "rewired",    # one node reads different inputs
+    "lowered",    # a function or call replaced by the kernel (call) lowered from it (LowerTE, codegen, FuseTIR)
 )
 #: Hunk groups listed in a summary; the rest are counted in ``more_hunk_groups``.
 SUMMARY_GROUPS = 8
@@ -72,7 +73,11 @@ class Hunk:
     """One recognisable change: which nodes went, which came, and the pairs involved.
 
     ``matched`` holds ``(before, after)`` pairs: the changed nodes of the hunk, the nodes a
-    ``wrapped`` hunk moved, and the rewired nodes that border it.
+    ``wrapped`` hunk moved, and the rewired nodes that border it. ``sources`` are the before
+    ids, besides ``removed``, that the hunk's added nodes were made from: the nodes a wrapped
+    function took in, the convolution whose layout transforms a hunk added, the calls of a
+    kernel a hunk added (see :meth:`origins`). ``sites``, for a function called from several
+    places, holds each call's ``(removed, added)``: what that call replaced, and its own nodes.
     """
 
     kind: str
@@ -80,10 +85,33 @@ class Hunk:
     removed: Tuple[int, ...] = ()
     added: Tuple[int, ...] = ()
     matched: Tuple[Tuple[int, int], ...] = ()
+    sources: Tuple[int, ...] = ()
+    sites: Tuple[Tuple[Tuple[int, ...], Tuple[int, ...]], ...] = ()
+
+    @property
+    def origins(self) -> Tuple[int, ...]:
+        """The before ids the hunk's added nodes were made from: its removed nodes, then its
+        sources (each once)."""
+        if not self.sources:
+            return self.removed
+        return tuple(dict.fromkeys(self.removed + self.sources))
+
+    def origins_of(self, added: int) -> Tuple[int, ...]:
+        """The before ids added node ``added`` was made from: for a call of a function called
+        from several places (``sites``), what that call replaced; for any other, :attr:`origins`."""
+        for removed, site in self.sites:
+            if added in site:
+                return removed
+        return self.origins
 
     def to_json(self) -> Dict[str, Any]:
-        return {"kind": self.kind, "label": self.label, "removed": list(self.removed),
-                "added": list(self.added), "matched": [list(p) for p in self.matched]}
+        out: Dict[str, Any] = {"kind": self.kind, "label": self.label, "removed": list(self.removed),
+                               "added": list(self.added), "matched": [list(p) for p in self.matched]}
+        if self.sources:
+            out["sources"] = list(self.sources)
+        if self.sites:
+            out["sites"] = [[list(removed), list(added)] for removed, added in self.sites]
+        return out
 
 
 @dataclass(frozen=True)

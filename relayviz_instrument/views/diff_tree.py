@@ -27,7 +27,7 @@ NODE_LINES = 6
 VALUE_CHARS = 48
 
 _KIND_STYLE = {
-    "replaced": "magenta", "merged": "blue", "wrapped": "cyan", "unwrapped": "cyan",
+    "replaced": "magenta", "merged": "blue", "wrapped": "cyan", "unwrapped": "cyan", "lowered": "cyan",
     "inserted": "green", "added": "green", "removed": "red", "changed": "yellow", "rewired": "blue",
 }
 

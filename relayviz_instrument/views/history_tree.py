@@ -34,7 +34,8 @@ def _counts(prov: Provenance, keys: Iterable[NodeKey]) -> str:
 class HistoryTree:
     """Node ``key``'s history as a tree: what each step did to it, newest first, and under the
     step that created it the nodes it came from, each with its own history, down to the input
-    module. A first line counts the input module's nodes it stems from.
+    module. A first line counts the input module's nodes it stems from; for a node of an
+    earlier snapshot, a second one the last snapshot's nodes that stem from it.
 
     Origins are listed ``origins_shown`` at a time; the histories of at most ``expanded`` of
     them are unfolded, and a node met twice is unfolded once.
@@ -62,9 +63,31 @@ class HistoryTree:
             if roots:
                 line.append(": " + _counts(prov, roots), style="dim")
         tree.add(line)
+        if key[0] < prov.last:
+            self._ends(tree, key)
         budget = [self.expanded]
         self._events(tree, key, forward=True, seen=set(), budget=budget)
         yield tree
+
+    def _ends(self, tree: Tree, key: NodeKey) -> None:
+        """What a node of an earlier snapshot became in the last one: the nodes that stem
+        from it (the kernels that compute it, after lowering)."""
+        prov = self.prov
+        ends = [(prov.last, i) for i in prov.descendants(key)]
+        line = Text("becomes ", style="bold")
+        if not ends:
+            line.append("nothing of the last snapshot: what it computed is gone")
+            tree.add(line)
+            return
+        # Calls first: a kernel says what became of an operator better than its parameters.
+        ends.sort(key=lambda k: (prov.info(k).kind != "Call", k[1]))
+        line.append(f"{len(ends)} node{'s' if len(ends) != 1 else ''} of the last snapshot", style="bold")
+        line.append(": " + _counts(prov, ends), style="dim")
+        branch = tree.add(line)
+        for end in ends[: self.origins_shown]:
+            branch.add(self._node_text(end))
+        if len(ends) > self.origins_shown:
+            branch.add(Text(f"… and {len(ends) - self.origins_shown} more", style="dim"))
 
     def _node_text(self, key: NodeKey) -> Text:
         info = self.prov.info(key)

@@ -41,9 +41,14 @@ pairing so far); :func:`match` runs them in this order:
    (:mod:`.ties`): groups that no neighbour separates are paired in canonical order; then a
    removed node whose twin was paired takes the twin's place when more of the pair's users
    read it (EliminateCommonSubexpr keeps the node most users already read).
-10. **Op nodes** follow their calls (:mod:`.operators`).
+10. **Operator rewrites** (:mod:`.rewrites`): a removed call and an added call of operators of
+    one role (``nn.conv2d`` and ``nn.contrib_conv2d_NCHWc``) that sit in one place, read
+    through the layout transforms around them, are paired, as the one pair of different
+    operators a diff makes.
+11. **Op nodes** follow their calls (:mod:`.operators`).
 
-Nodes of different tier-0 labels (kind and operator) are never paired. The two documents'
+Nodes of different tier-0 labels (kind and operator) are never paired, but by the operator
+rewrites of step 10. The two documents'
 sides are one :class:`~.state.Side` each, and every step that looks from one side to the
 other is written once and run both ways.
 """
@@ -59,6 +64,7 @@ from .operators import pair_ops
 from .propagation import settle
 from .regions import regions
 from .residual import residual
+from .rewrites import pair_rewrites
 from .state import MatchState
 from .ties import break_ties, swap_twins
 
@@ -90,5 +96,6 @@ def match(ia: IndexedDocument, ib: IndexedDocument) -> Tuple[List[int], List[int
             settle(st)
     for side in (st.A, st.B):
         swap_twins(st, side)
+    pair_rewrites(st)
     pair_ops(st)
     return st.A.partner, st.B.partner

@@ -139,6 +139,18 @@ class MatchState:
         self.count += 1
         return True
 
+    def pair_rewritten(self, a: int, b: int) -> bool:
+        """Pair two calls of different operators of one role (see :mod:`.rewrites`), both
+        unpaired and pairable; not queued for propagation. Whether it was made."""
+        pa, pb = self.A.partner, self.B.partner
+        if pa[a] >= 0 or pb[b] >= 0 or a in self.unpairable[0] or b in self.unpairable[1]:
+            return False
+        pa[a] = b
+        pb[b] = a
+        self.recent.append(a)
+        self.count += 1
+        return True
+
     def link(self, s: Side, x: int, y: int) -> bool:
         """Pair ``x`` of side ``s`` with ``y`` of the other side."""
         return self.pair(x, y) if s.is_a else self.pair(y, x)

@@ -1,0 +1,112 @@
+"""How right provenance is, on models whose truth is known by construction: precision and recall
+of the source calls ``relayviz history`` gives, per model and pass kind.
+
+* **lowering** (``relay.build``): each kernel of the built graph against the call of the
+  primitive function it was lowered from and the calls that function holds, in the snapshot
+  LowerTensorExpr started from (the k-th kernel of the graph is the k-th such call of ``main``
+  in data-flow order; its name, derived from the function's operators, is checked too).
+* **layout** (``relay.optimize`` for AVX2): each ``nn.contrib_conv2d_NCHWc`` (or depthwise
+  one) of the last snapshot against the one input ``nn.conv2d`` it was rewritten from (the
+  k-th of each).
+
+A found source is right when it is in the true set; precision is right / found, recall right /
+true, summed over every kernel or convolution of the model. Nothing is asserted (the tests
+``test_provenance_lowering.py`` and ``test_provenance_layout.py`` check every one).
+
+    python benchmarks/provenance_accuracy.py [--models resnet18 densenet121 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, List, Set, Tuple
+
+AVX2 = "llvm -mtriple=x86_64-linux-gnu -mcpu=core-avx2"
+PREFIX = "tvmgen_default_fused_"
+
+
+def _calls(view: Any, ids: Iterable[int], op: str = "") -> Set[int]:
+    return {i for i in ids if view.kind[view.rank_of[i]] == "Call" and (not op or view.op_name(view.rank_of[i]) == op)}
+
+
+def lowering_pairs(prov: Any) -> List[Tuple[Set[int], Set[int]]]:
+    """``(found, true)`` source calls of every kernel, in the snapshot lowering started from."""
+    [record] = [r for r in prov.trace.records if r.name == "LowerTensorExpr"]
+    start = prov.span(record.index)[0]
+    view, last = prov.view(start), prov.view(prov.last)
+    fused = []
+    for r in sorted(range(view.size), key=view.position.__getitem__):
+        if view.kind[r] == "Call" and view.kind[view.refs[r][0]] == "Function":
+            body = sorted((t for t in view.scope(view.refs[r][0]) if view.kind[t] == "Call"),
+                          key=view.position.__getitem__)
+            name = "_".join(str(view.op_name(t)).replace(".", "_") for t in body)
+            fused.append(({view.doc_id[t] for t in [r, *body]}, name))
+    kernels = [r for r in sorted(range(last.size), key=last.position.__getitem__)
+               if (last.op_name(r) or "").startswith(PREFIX)]
+    if len(kernels) != len(fused):
+        raise SystemExit(f"{len(kernels)} kernels but {len(fused)} calls of primitive functions")
+    out = []
+    for k, (true, name) in zip(kernels, fused):
+        if re.sub(r"_\d+$", "", str(last.op_name(k))[len(PREFIX):]) != name:
+            raise SystemExit(f"kernel {last.op_name(k)} is not the function {name}: the truth's order is off")
+        out.append((_calls(view, prov.roots((prov.last, last.doc_id[k]), at=start)), true))
+    return out
+
+
+def layout_pairs(prov: Any) -> List[Tuple[Set[int], Set[int]]]:
+    """``(found, true)`` input convolutions of every blocked convolution of the last snapshot."""
+    first, last = prov.view(0), prov.view(prov.last)
+
+    def ordered(view: Any, *ops: str) -> List[int]:
+        return [view.doc_id[r] for r in sorted(range(view.size), key=view.position.__getitem__)
+                if view.op_name(r) in ops]
+
+    convs = ordered(first, "nn.conv2d")
+    blocked = ordered(last, "nn.contrib_conv2d_NCHWc", "nn.contrib_depthwise_conv2d_NCHWc")
+    if len(convs) != len(blocked):
+        raise SystemExit(f"{len(convs)} conv2d but {len(blocked)} NCHWc convolutions")
+    return [(_calls(first, prov.roots((prov.last, b)), "nn.conv2d"), {c}) for c, b in zip(convs, blocked)]
+
+
+def score(pairs: List[Tuple[Set[int], Set[int]]]) -> Tuple[float, float, int]:
+    right = sum(len(found & true) for found, true in pairs)
+    found = sum(len(f) for f, _ in pairs)
+    true = sum(len(t) for _, t in pairs)
+    return right / found if found else 1.0, right / true if true else 1.0, len(pairs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["resnet18", "resnet50"],
+                        help="models of relayviz_instrument.demo.relay_models (densenet121 takes minutes)")
+    args = parser.parse_args()
+    import tvm
+    from tvm import relay
+
+    from relayviz_instrument import RelayVizTrace
+    from relayviz_instrument.analysis.provenance import provenance
+    from relayviz_instrument.capture import trace_build
+    from relayviz_instrument.demo.relay_models import workload
+    from relayviz_instrument.store import load_trace
+
+    print(f"{'model':14s} {'pass kind':10s} {'nodes':>6s} {'precision':>9s} {'recall':>9s}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models:
+            mod, params = workload(name)
+            built = Path(tmp) / f"{name}-build"
+            trace_build(mod, params=params, target="llvm", opt_level=3, out_dir=built)
+            mod, params = workload(name)
+            optimized = Path(tmp) / f"{name}-optimize"
+            with tvm.transform.PassContext(opt_level=3, instruments=[RelayVizTrace(optimized)]):
+                relay.optimize(mod, target=AVX2, params=params)
+            for kind, path, pairs in (("lowering", built, lowering_pairs), ("layout", optimized, layout_pairs)):
+                precision, recall, n = score(pairs(provenance(load_trace(path))))
+                print(f"{name:14s} {kind:10s} {n:6d} {precision:9.4f} {recall:9.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
