@@ -12,8 +12,9 @@ ways alternating over ``--repeat`` rounds so that machine noise hits all three a
 
 Only the compile is timed (making the model, a ``torch.export`` for the PyTorch ones, is not).
 It prints the median compile times, each traced/plain ratio, and beside them the median time
-spent inside the instrument's callbacks (its own seconds), pass events and snapshots. Nothing
-is asserted.
+spent inside the instrument's callbacks (its own seconds), the same ratios in the process's CPU
+time (which other jobs on a shared machine disturb less than wall time), pass events and
+snapshots. Nothing is asserted.
 
     python benchmarks/bench_relax.py [--models resnet18 llama] [--repeat 5]
 """
@@ -45,10 +46,10 @@ def child(model: str, way: str, out: str) -> None:
     mod = relax_workload(model)
     target = relax_host_target()
     trace = None if way == "plain" else RelayVizTrace(Path(out) / "trace", tir=way == "tir")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with tvm.transform.PassContext(opt_level=3, instruments=[] if trace is None else [trace]):
         compile_relax(mod, target=target)
-    result: Dict[str, Any] = {"seconds": time.perf_counter() - started}
+    result: Dict[str, Any] = {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu}
     if trace is not None:
         result.update(instrument=trace.instrument_seconds, events=len(trace.records),
                       snapshots=len(list((Path(out) / "trace" / "snapshots").iterdir())))
@@ -84,7 +85,7 @@ def main() -> None:
     table = Table(title=f"zero pipeline + tvm.compile, llvm, opt_level=3, a fresh process per compile "
                         f"(median of {args.repeat}, alternating)")
     for column in ("model", "events", "plain s", "traced s", "traced/plain", "instrument s", "tir s", "tir/plain",
-                   "instrument (tir) s", "snapshots", "snapshots (tir)"):
+                   "instrument (tir) s", "CPU traced/plain", "CPU tir/plain", "snapshots", "snapshots (tir)"):
         table.add_column(column, justify="right")
     for name in args.models:
         runs: Dict[str, List[Dict[str, Any]]] = {way: [] for way in WAYS}
@@ -98,6 +99,7 @@ def main() -> None:
         table.add_row(name, str(runs["traced"][-1]["events"]), f"{med('plain'):.2f}", f"{med('traced'):.2f}",
                       f"{med('traced') / med('plain'):.2f}", f"{med('traced', 'instrument'):.2f}",
                       f"{med('tir'):.2f}", f"{med('tir') / med('plain'):.2f}", f"{med('tir', 'instrument'):.2f}",
+                      f"{med('traced', 'cpu') / med('plain', 'cpu'):.2f}", f"{med('tir', 'cpu') / med('plain', 'cpu'):.2f}",
                       str(runs["traced"][-1]["snapshots"]), str(runs["tir"][-1]["snapshots"]))
     console.print(table)
 
