@@ -128,7 +128,8 @@ class CompilationInterrupted(KeyboardInterrupt, Exception):
     TVM's FFI drops a ``KeyboardInterrupt`` raised inside a Python callback: the compilation
     goes on, or TVM crashes. Being an ``Exception`` too, this one is carried by TVM to the
     code that started the compilation, where ``except KeyboardInterrupt`` catches it.
-    ``original`` is the interrupt that arrived.
+    ``original`` is the interrupt that arrived (None where TVM's FFI rebuilt the exception
+    from its name and message, as TVM 0.2x's does).
     """
 
     original: Optional[BaseException] = None

@@ -116,3 +116,33 @@ def test_a_vm_compile_records_its_bytecode_and_the_type_definitions_it_added(tmp
     console = Console(width=120, record=True, color_system=None)
     console.print(report)
     assert "module  type_definitions.Storage added" in console.export_text()
+
+
+def test_a_module_holding_only_a_type_definition_is_recorded_and_nothing_was_lowered(tmp_path: Path) -> None:
+    # Before: such a module was "empty" (no snapshot), and a trace of empty modules read as a
+    # model lowered by relay.build.
+    mod = tvm.IRModule()
+    box = relay.GlobalTypeVar("Box")
+    a = relay.TypeVar("a")
+    mod[box] = relay.TypeData(box, [a], [relay.Constructor("box", [a], box)])
+    with tvm.transform.PassContext(opt_level=3, instruments=[RelayVizTrace(tmp_path / "trace")]):
+        relay.transform.InferType()(mod)
+        relay.transform.FoldConstant()(mod)
+    trace = load_trace(tmp_path / "trace")
+    assert [r.ir for r in trace.records] == ["relay"] * 3 and all(r.before for r in trace.records)
+    assert trace.snapshot(trace.records[0].before)["type_definitions"] == {
+        "Box": {"type_params": ["a"], "constructors": [{"name": "box", "inputs": [{"kind": "typevar", "name": "a"}]}]}}
+    assert [b.lowered for b in split_builds(trace.records)] == [False]
+    assert "relay.build" not in _show(tmp_path / "trace")
+
+
+def test_tir_passes_on_their_own_lower_no_model(tmp_path: Path) -> None:
+    a = tvm.te.placeholder((4, 4), name="a")
+    b = tvm.te.compute((4, 4), lambda i, j: a[i, j] * 2.0 + 0.0, name="b")
+    lowered = tvm.IRModule({"main": tvm.te.create_prim_func([a, b])})
+    with tvm.transform.PassContext(opt_level=3, instruments=[RelayVizTrace(tmp_path / "trace", tir=True)]):
+        tvm.tir.transform.Simplify()(lowered)
+    trace = load_trace(tmp_path / "trace")
+    assert {r.ir for r in trace.records} == {"tir"} and trace.records[0].before
+    assert [b.lowered for b in split_builds(trace.records)] == [False]
+    assert "relay.build" not in _show(tmp_path / "trace")

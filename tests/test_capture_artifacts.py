@@ -8,15 +8,20 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
+import numpy as np
 import pytest
 import tvm
 import tvm.relay.testing
 from tvm import relay
 
-from relayviz_instrument import RelayVizTrace, load_trace
+from relayviz_instrument import RelayVizTrace, TraceIncompleteWarning, load_trace
+from relayviz_instrument.capture import trace_build
 from relayviz_instrument.capture.artifacts import artifact_document, artifact_kernels
 from relayviz_instrument.errors import RelayVizFormatError
+
+HOST = "llvm -mtriple=x86_64-linux-gnu"
 
 
 def test_a_build_and_its_graph_json_give_the_same_document(mlp_built):
@@ -27,15 +32,132 @@ def test_a_build_and_its_graph_json_give_the_same_document(mlp_built):
     assert artifact_kernels(doc) == {n["attrs"]["func_name"] for n in executor["nodes"] if n["op"] == "tvm_op"}
 
 
-def test_a_graph_that_cannot_be_read_is_the_callers_error_and_records_nothing():
+def test_a_graph_that_cannot_be_read_is_one_warning_and_an_incomplete_trace(tmp_path):
+    # record_graph raised into the user's code, which then lost what it had built.
     mod, _ = tvm.relay.testing.mlp.get_workload(batch_size=1)
-    trace = RelayVizTrace(False)
+    trace = RelayVizTrace(tmp_path / "t")
     with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
         relay.transform.InferType()(mod)
     events = len(trace.records)
+    with pytest.warns(TraceIncompleteWarning, match="recording the built graph.*GraphJSONError") as caught:
+        assert trace.record_graph("{not graph executor JSON") is None
+    assert len([w for w in caught if w.category is TraceIncompleteWarning]) == 1
+    assert caught[0].filename == __file__  # the warning points at the call
+    assert len(trace.records) == events and not trace.complete
+    loaded = load_trace(tmp_path / "t")  # the close line was written already: a second one says it
+    assert not loaded.complete and any("GraphJSONError" in p for p in loaded.problems)
+    assert "incomplete: the instrument failed in pass (recording the built graph): GraphJSONError" in _show(
+        tmp_path / "t")
+    strict = RelayVizTrace(False, strict=True)
+    with tvm.transform.PassContext(opt_level=3, instruments=[strict]):
+        relay.transform.InferType()(mod)
     with pytest.raises(RelayVizFormatError):
-        trace.record_graph("{not graph executor JSON")
-    assert len(trace.records) == events and trace.complete and not trace.problems
+        strict.record_graph("{not graph executor JSON")
+
+
+def _control_character_model():
+    """A dense layer whose input variable is named ``a\\x01b``: TVM writes the name raw into
+    the graph JSON, which JSON readers refuse."""
+    x = relay.var("a\x01b", shape=(1, 4), dtype="float32")
+    w = relay.const(np.arange(12, dtype="float32").reshape(3, 4))
+    return tvm.IRModule.from_expr(relay.nn.relu(relay.nn.dense(x, w)))
+
+
+def _run(lib, name, data):
+    from tvm.contrib import graph_executor
+
+    module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    module.set_input(name, data)
+    module.run()
+    return module.get_output(0).numpy()
+
+
+@pytest.mark.parametrize("entry", ["record_graph", "trace_build"])
+def test_a_control_character_in_a_variable_name_returns_the_built_module_with_one_warning(entry, tmp_path):
+    mod = _control_character_model()
+    data = np.ones((1, 4), dtype="float32")
+    with tvm.transform.PassContext(opt_level=3):
+        expected = _run(relay.build(mod, target=HOST), "a\x01b", data)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if entry == "trace_build":
+            lib, trace = trace_build(mod, target=HOST, out_dir=tmp_path / "t")
+        else:
+            trace = RelayVizTrace(tmp_path / "t")
+            with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+                lib = relay.build(mod, target=HOST)
+            assert trace.record_graph(lib) is None
+    ours = [w for w in caught if w.category is TraceIncompleteWarning]
+    assert len(ours) == 1 and "GraphJSONError" in str(ours[0].message)
+    np.testing.assert_array_equal(_run(lib, "a\x01b", data), expected)
+    assert not trace.complete and not load_trace(tmp_path / "t").complete
+
+
+_DISK_FULL_AFTER_THE_PASSES = """
+import json, resource, signal, sys, warnings
+import numpy as np
+import tvm, tvm.relay.testing
+from tvm import relay
+from tvm.contrib import graph_executor
+from relayviz_instrument import RelayVizTrace, TraceIncompleteWarning
+from relayviz_instrument.capture import trace_build
+
+HOST = "llvm -mtriple=x86_64-linux-gnu"
+out_dir, entry = sys.argv[1], sys.argv[2]
+mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
+# A write past the limit fails with EFBIG ("File too large") instead of killing the process.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+exit_code = RelayVizTrace.exit_pass_ctx.__code__
+
+
+def disk_full_once_the_context_closed(frame, event, arg):
+    # The close line is on disk; from here on no file can grow, as on a full disk.
+    if event == "return" and frame.f_code is exit_code:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        sys.setprofile(None)
+
+
+sys.setprofile(disk_full_once_the_context_closed)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    if entry == "trace_build":
+        lib, trace = trace_build(mod, target=HOST, params=params, out_dir=out_dir)
+    else:
+        trace = RelayVizTrace(out_dir)
+        with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+            lib = relay.build(mod, target=HOST, params=params)
+        trace.record_graph(lib)
+module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+module.set_input("data", np.ones((1, 1, 28, 28), dtype="float32"))
+module.run()
+print(json.dumps({"warnings": [str(w.message) for w in caught if w.category is TraceIncompleteWarning],
+                  "output": module.get_output(0).numpy().tolist(), "complete": trace.complete}))
+"""
+
+
+@pytest.mark.parametrize("entry", ["record_graph", "trace_build"])
+def test_a_disk_full_after_the_last_pass_returns_the_built_module_with_one_warning(entry, mlp, tmp_path):
+    # The disk filled once the pass context had closed: writing the built graph's snapshot
+    # raised RelayVizIOError into the user's code, which lost the built module.
+    from tvm.contrib import graph_executor
+
+    script = tmp_path / "child.py"
+    script.write_text(_DISK_FULL_AFTER_THE_PASSES)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "t"), entry], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert len(result["warnings"]) == 1 and "File too large" in result["warnings"][0], result["warnings"]
+    assert "recording the built graph" in result["warnings"][0] and result["complete"] is False
+    mod, params = mlp
+    with tvm.transform.PassContext(opt_level=3):
+        plain = relay.build(mod, target=HOST, params=params)
+    module = graph_executor.GraphModule(plain["default"](tvm.cpu()))
+    module.set_input("data", np.ones((1, 1, 28, 28), dtype="float32"))
+    module.run()
+    np.testing.assert_allclose(result["output"], module.get_output(0).numpy(), rtol=1e-6)
+    # What was flushed before the disk filled reads back whole; the graph is said to be missing.
+    assert "its built graph was not recorded" in _show(tmp_path / "t")
 
 
 # -- the built graph as the last snapshot ---------------------------------------------------

@@ -148,6 +148,20 @@ def test_a_fresh_environment_imports_the_package_and_runs_the_command(fresh_venv
     assert done.returncode == 0 and "usage: relayviz" in done.stdout, done.stderr
 
 
+def test_the_install_puts_the_startup_hook_in_site_packages_and_it_is_inert_without_tvm(
+        fresh_venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = Path(_run(fresh_venv, "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+                     cwd=tmp_path).stdout.strip())
+    assert (site / "relayviz-trace.pth").is_file()
+    monkeypatch.setenv("RELAYVIZ_TRACE", str(tmp_path / "T"))
+    done = _run(fresh_venv, "python", "-c", "print('hello')", cwd=tmp_path)
+    # the hook ran (the variable is set) and, TVM never being imported, made nothing and said nothing
+    assert (done.returncode, done.stdout, done.stderr) == (0, "hello\n", "")
+    assert not (tmp_path / "T").exists()
+    done = _run(fresh_venv, "python", "-c", "import sys; print('relayviz_instrument' in sys.modules)", cwd=tmp_path)
+    assert done.stdout == "True\n", done.stderr
+
+
 def test_the_plugin_leaves_an_unrelated_pytest_run_alone(fresh_venv: Path, tmp_path: Path) -> None:
     (tmp_path / "test_unrelated.py").write_text("def test_arithmetic():\n    assert 1 + 1 == 2\n")
     done = _run(fresh_venv, "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=tmp_path)

@@ -209,3 +209,52 @@ def test_a_snapshot_is_read_as_a_graph_once_for_views_and_diffs(typed_trace: Pat
     assert index.graph is not old and index.graph.nodes[0] is index.doc["nodes"][index.graph.doc_id[0]]
     assert diffs.pair_diff(simplify.before, simplify.after).summary == \
         small.pair_diff(simplify.before, simplify.after).summary
+
+
+def _run_opt_pass(expr: Any, opt_pass: Any) -> Any:
+    """TVM's own test helper (tests/python/relay/test_pass_*.py): a module made from an
+    expression, type-checked, then the pass."""
+    mod = tvm.IRModule.from_expr(expr)
+    mod = relay.transform.InferType()(mod)
+    return opt_pass(mod)["main"]
+
+
+def _three_unrelated_expressions() -> list:
+    x = relay.var("x", shape=(1, 16))
+    add_zero = relay.Function([x], relay.add(relay.multiply(x, relay.const(1.0)), relay.const(0.0)))
+    c = relay.add(relay.const(1.0), relay.const(2.0))
+    y = relay.var("y", shape=(4, 4))
+    folded = relay.Function([y], relay.add(y, relay.multiply(c, relay.const(3.0))))
+    z = relay.var("z", shape=(2, 3, 8, 8))
+    pooled = relay.Function([z], relay.nn.relu(relay.nn.max_pool2d(relay.nn.relu(z), pool_size=(2, 2))))
+    return [add_zero, folded, pooled]
+
+
+def test_passes_on_unrelated_modules_in_one_context_are_one_pipeline_each(tmp_path: Path) -> None:
+    # The usual pattern of TVM's own tests: one module after another under one PassContext.
+    # Before, each new module was read as a change of the last one made outside any pass.
+    path = tmp_path / "trace"
+    with tvm.transform.PassContext(opt_level=3, instruments=[RelayVizTrace(path)]):
+        for expr in _three_unrelated_expressions():
+            _run_opt_pass(expr, tvm.transform.Sequential([relay.transform.SimplifyExpr(),
+                                                          relay.transform.FoldConstant()]))
+    trace = load_trace(path)
+    tops = [r for r in trace.records if r.depth == 1]
+    assert [r.name for r in tops] == ["InferType", "sequential"] * 3
+    assert [r.new_module for r in tops] == [False, False, True, False, True, False]
+    assert pipeline_gaps(trace.records) == []
+    assert "outside any pass" not in _show(path, "--all", columns=300)
+    assert not any("outside any recorded pass" in note for note in show_trace(trace).notes)
+
+
+def test_a_pass_run_again_on_an_earlier_module_is_no_change_outside_the_passes(tmp_path: Path) -> None:
+    x = relay.var("x", shape=(1, 16))
+    mod = relay.transform.InferType()(tvm.IRModule.from_expr(
+        relay.Function([x], relay.add(relay.multiply(x, relay.const(1.0)), relay.const(0.0)))))
+    path = tmp_path / "trace"
+    with tvm.transform.PassContext(opt_level=3, instruments=[RelayVizTrace(path)]):
+        simplified = relay.transform.SimplifyExpr()(mod)
+        relay.transform.FoldConstant()(mod)  # on the module SimplifyExpr received, not on its result
+    trace = load_trace(path)
+    assert not tvm.ir.structural_equal(simplified, mod) and not any(r.new_module for r in trace.records)
+    assert pipeline_gaps(trace.records) == []

@@ -200,8 +200,6 @@ def test_a_damaged_kept_module_raises_the_packages_error(relax_llama):
         load_kept_module("pickle", data, "t")
 
 
-@pytest.mark.skipif(not hasattr(tvm, "compile"), reason="tir=True on hhb-tvm 0.16's relax.build stops recording at "
-                    "tir.InjectPrefetch (DictAttrs.items() answers None in the capture's attribute comparison)")
 def test_a_kept_tir_pass_of_tvm_compile_is_made_again_by_name_and_replayed(tmp_path):
     from relayviz_instrument.demo.relax_models import relax_workload
 

@@ -2,7 +2,11 @@
 
 One pass context can run several compilations (two ``relay.build``s, a ``relay.quantize``
 then a ``relay.build``, a build and a ``relay.vm.compile``). A new one starts at a top-level
-Relay or Relax event after the previous one lowered its model to TIR. What a compilation
+Relay or Relax event after the previous one lowered its model to TIR: a TIR module (or one
+left empty) after a Relay or Relax module in the same compilation, in an event that no Relay or
+Relax event holds. TIR passes run on their own lower nothing, nor do those a Relay or Relax pass
+runs inside itself (Relax's FoldConstant builds the PrimFuncs it evaluates: one ``tvm.compile``
+after ``relax.get_pipeline("zero")`` is one build). What a compilation
 built (the graph executor JSON of ``relay.build``, the bytecode of ``relay.vm.compile``) is
 no pass's output; ``RelayVizTrace.record_graph`` adds it as an event whose ``before`` is the
 last module of the compilation that built it, and that is how it is attached here.
@@ -13,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Set
 
-from ..format.irs import ARTIFACT_IRS, EMPTY, MODULE_IRS, TIR
+from ..format.irs import ARTIFACT_IRS, EMPTY, MODULE_IRS, RELAX, TIR
 from ..store import PassRecord
 
 # ARTIFACT_IRS stays importable from here (the instrument imports it).
@@ -34,11 +38,15 @@ class Build:
     lowered: bool = False
     events: List[int] = field(default_factory=list)
     artifacts: List[PassRecord] = field(default_factory=list)
+    #: Whether its model is a Relax module (``tvm.compile``), not a Relay one (``relay.build``).
+    relax: bool = False
 
     @property
     def missing_artifact(self) -> bool:
-        """Lowered, but nothing it built was recorded: the trace ends at its last module."""
-        return self.lowered and not self.artifacts
+        """A Relay build that lowered, but nothing it built was recorded: the trace ends at its
+        last module. What ``tvm.compile`` returns (a Relax VM ``Executable``) is not recorded,
+        so a Relax build misses nothing a user could add."""
+        return self.lowered and not self.artifacts and not self.relax
 
     def label(self) -> str:
         """``build 2: events #388 to #775``."""
@@ -52,15 +60,23 @@ class Build:
 def split_builds(records: Sequence[PassRecord]) -> List[Build]:
     """The compilations of a trace, in order (one, for most traces)."""
     builds: List[Build] = []
+    modelled: Set[int] = set()  # the builds that had a Relay or Relax module so far
+    inside_model: Set[int] = set()  # the events a Relay or Relax event holds, or that are one
     for r in records:
         if r.ir in ARTIFACT_IRS:
             continue
+        held = r.parent is not None and r.parent in inside_model
+        if r.ir in MODULE_IRS or held:
+            inside_model.add(r.index)
         if not builds or (r.depth == 1 and r.ir in MODULE_IRS and builds[-1].lowered):
             builds.append(Build(len(builds) + 1, r.index, r.index))
         build = builds[-1]
         build.last = r.index
         build.events.append(r.index)
-        if r.ir in (TIR, EMPTY):
+        if r.ir in MODULE_IRS:
+            modelled.add(build.number)
+            build.relax = build.relax or r.ir == RELAX
+        elif r.ir in (TIR, EMPTY) and build.number in modelled and not held:
             build.lowered = True
     by_index = records_by_index(records)
     afters: List[Set[str]] = [{by_index[i].after or "" for i in b.events} for b in builds]

@@ -11,16 +11,24 @@ snapshot has one of these roles (:func:`event_roles`):
 - ``finishing``: nested in a pipeline event, it turned that event's work in progress into
   the event's result — the InferType a function pass runs on the module it rewrote, which
   fills in the types of the new expressions;
-- ``scratch``: it worked on a module of its own (``_tmp``) that never became the pipeline's.
+- ``scratch``: it worked on a module of its own (``_tmp``) that never became the pipeline's,
+  or its result was set aside: the next top-level event received the module it received, as
+  when ``tvm.compile`` splits a module in two with two ``tirx.Filter`` runs on it (host
+  functions, then device ones: none on a CPU) and goes on with the first.
 
 And where the module changed between two recorded events, outside any pass the trace saw
 (code between passes, or passes run under another PassContext), :func:`pipeline_gaps` says so.
+A pipeline follows one module: what the passes returned, and what code between passes made of
+it. A pass run directly in the context on a module the caller made anew (``new_module``: it
+shares no function with the module before it, as when a test runs passes on one module after
+another) starts a pipeline of its own, and one run again on a module the trace already holds
+(an earlier input of the same pipeline) goes back to it: neither is a change outside the passes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..diff import GraphDiff
 from ..format import Document
@@ -129,9 +137,12 @@ def pipeline_gaps(records: Sequence[PassRecord]) -> List[Gap]:
 def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
     current: Optional[str] = None
     last: Optional[int] = None  # the pipeline event that left ``current``
+    received: Dict[int, Optional[str]] = {r.index: r.before for r in records}
+    parents: Dict[int, Optional[int]] = {r.index: r.parent for r in records}
     roles: Dict[int, str] = {}
     gaps: List[Gap] = []
     ends: List[Tuple[int, PassRecord]] = []  # events on the pipeline still open, by depth
+    held: Set[str] = set()  # the modules the pipelines so far received and left
 
     def close(depth: int) -> None:
         nonlocal current, last
@@ -139,6 +150,7 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
             _, done = ends.pop()
             if done.after is not None:
                 current, last = done.after, done.index
+                held.add(done.after)
 
     for r in records:
         close(r.depth)
@@ -146,8 +158,12 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
             continue
         if not ends:
             if current is not None and last is not None and r.before != current:
-                gaps.append(Gap(last, r.index, current, r.before))
+                if r.before == received.get(last):  # what ``last`` made was set aside: not a change
+                    _set_aside(last, roles, parents)
+                elif not r.new_module and r.before not in held:
+                    gaps.append(Gap(last, r.index, current, r.before))
             roles[r.index] = PIPELINE
+            held.add(r.before)
         elif r.before == current:
             roles[r.index] = PIPELINE
         elif (r.after is not None and r.after == ends[-1][1].after and r.depth == ends[-1][0] + 1
@@ -159,6 +175,17 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
         current = r.before
         ends.append((r.depth, r))
     return roles, gaps
+
+
+def _set_aside(event: int, roles: Dict[int, str], parents: Mapping[int, Optional[int]]) -> None:
+    """Make ``event`` and the events nested in it scratch work: its result never became the
+    pipeline's module."""
+    for index in roles:
+        p: Optional[int] = index
+        while p is not None and p != event:
+            p = parents.get(p)
+        if p == event:
+            roles[index] = SCRATCH
 
 
 def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff],

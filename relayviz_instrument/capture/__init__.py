@@ -9,6 +9,8 @@
                     trace_compile: a Relax pipeline and tvm.compile under a new trace
     reproducer.py   what relayviz replay needs to run a pass again: kept, and made again
     pass_limit.py   RelayVizBisect: skip every pass after the first N (should_run)
+    process_trace.py ProcessTrace: one trace of every pass context of a process, each a section
+                    (put into every context by relayviz_instrument.autotrace)
 
 Use it as any TVM pass instrument::
 

@@ -12,31 +12,32 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from ..format import Document
+from ..format.irs import GRAPH_EXECUTOR, MODULE_IRS, VM_EXECUTABLE
 from ..store import PassRecord, TraceSink
 
 __all__ = ["artifact_document", "artifact_kernels", "module_that_built", "record_artifact"]
 
 #: The dialects of the module events an artifact can have been built from.
-_MODULE_IRS = ("relay", "relax")
 #: The node kinds that name a module's functions.
 _FUNCTION_KINDS = ("GlobalVar", "PrimFunc")
 
 
-def artifact_document(built: Any) -> Tuple[str, str, Dict[str, Any]]:
+def artifact_document(built: Any) -> Tuple[str, str, Document]:
     """``(event name, ir, document)`` of a build's artifact: graph executor JSON (what
     ``relay.build`` returned, anything with ``get_graph_json()``, or the JSON itself) or a VM
     executable (``relay.vm.compile``'s ``Executable``)."""
     if type(built).__name__ == "Executable" and hasattr(built, "bytecode"):
         from ..serialize.vm import from_vm_executable
 
-        return "VMCompiler", "vm_executable", from_vm_executable(built)
+        return "VMCompiler", VM_EXECUTABLE, from_vm_executable(built)
     from ..graph_json import from_graph_json
 
     graph = built.get_graph_json() if hasattr(built, "get_graph_json") else built
-    return "GraphExecutorCodegen", "graph_executor", from_graph_json(graph, source_name="relay.build")
+    return "GraphExecutorCodegen", GRAPH_EXECUTOR, from_graph_json(graph, source_name="relay.build")
 
 
-def artifact_kernels(doc: Dict[str, Any]) -> Set[str]:
+def artifact_kernels(doc: Document) -> Set[str]:
     """The names of the functions an artifact document calls (its Op nodes' names)."""
     return {n["name"] for n in doc["nodes"] if n["node_kind"] == "Op"}
 
@@ -50,7 +51,7 @@ def module_that_built(records: List[PassRecord], sink: TraceSink, kernels: Set[s
     names: Dict[int, Set[str]] = {}
     taken: Set[int] = set()
     for build in split_builds(records):
-        modules = [records[i] for i in build.events if records[i].after is not None and records[i].ir in _MODULE_IRS]
+        modules = [records[i] for i in build.events if records[i].after is not None and records[i].ir in MODULE_IRS]
         if not modules:
             continue
         lasts[build.number] = modules[-1]
@@ -65,7 +66,7 @@ def module_that_built(records: List[PassRecord], sink: TraceSink, kernels: Set[s
 
 
 def record_artifact(records: List[PassRecord], sink: TraceSink, name: str, ir: str,
-                    doc: Dict[str, Any]) -> PassRecord:
+                    doc: Document) -> PassRecord:
     """Store an artifact's document and append its event to ``records`` and the manifest
     (after the close line if the pass context has exited). An artifact recorded already is
     not recorded again: its existing record is returned."""

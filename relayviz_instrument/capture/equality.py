@@ -12,7 +12,7 @@ functions are compared without the module's attributes, and the attributes by id
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple, Type
+from typing import Any, Callable, List, Optional, Tuple, Type
 
 import tvm
 
@@ -123,3 +123,25 @@ def _same_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
         return False
     theirs_types = {str(g.name_hint): d for g, d in types_b.items()}
     return all(_identical(d, theirs_types.get(str(g.name_hint))) for g, d in types_a.items())
+
+
+def shares_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
+    """Whether two modules hold a common ``GlobalVar`` object or a common function parameter
+    (a ``Var`` object): passes keep the GlobalVars of the functions they rewrite and the
+    parameters of the functions, and so does code that changes a module between passes
+    (relay.build's memory planning; relay.quantize, whose calibration makes a module anew
+    around the same parameters), while a module made anew from new expressions (TVM's test
+    helpers, one after another) has neither. Both modules must be alive: objects are compared
+    by address."""
+    keys = {object_key(gv) for gv in a.get_global_vars()}
+    if any(object_key(gv) in keys for gv in b.get_global_vars()):
+        return True
+    params = {object_key(p) for p in _parameters(a)}
+    return any(object_key(p) in params for p in _parameters(b))
+
+
+def _parameters(mod: tvm.IRModule) -> List[Any]:
+    found: List[Any] = []
+    for function in mod.functions.values():
+        found.extend(getattr(function, "params", None) or ())
+    return found

@@ -30,6 +30,21 @@ from ..errors import CompilationInterrupted
 __all__ = ["InstrumentGuard", "GuardedCall", "PassClock", "carried_interruption"]
 
 
+def _register_with_the_ffi() -> None:
+    """Have TVM 0.2x's FFI (tvm-ffi) rebuild a CompilationInterrupted that crossed it as one:
+    it rebuilds an exception raised in a callback by its class name, and one it does not know
+    becomes a RuntimeError, which ``except KeyboardInterrupt`` does not catch. TVM 0.19 and
+    older carry the Python object itself."""
+    try:
+        from tvm_ffi import register_error
+    except ImportError:
+        return
+    register_error(CompilationInterrupted)
+
+
+_register_with_the_ffi()
+
+
 class PassClock(Protocol):
     """A pass whose own time starts when the callback that began it ends: its start, and the
     instrument's seconds at that moment (what the instrument spends later is subtracted)."""
@@ -76,30 +91,31 @@ class InstrumentGuard:
         self._spare: Optional[GuardedCall] = GuardedCall(self)
 
     def __call__(self, where: Where, *, then: Optional[Callable[[], None]] = None,
-                 catch: bool = True) -> GuardedCall:
+                 stacklevel: int = 3) -> GuardedCall:
         """The guard of one call at ``where``. ``then`` runs when the call ends, whatever
         happened, after a failure was recorded and before the time is counted (the pass
-        context's exit closes the trace there). ``catch=False`` only times the call: for a
-        method the user calls directly, whose errors are the caller's as for any function."""
+        context's exit closes the trace there). ``stacklevel`` is the warning's, counted from
+        the guard's exit: 3 points at the function holding the ``with`` (a callback), 4 at its
+        caller (``record_graph``, a method the user calls)."""
         call = self._spare
         if call is None:  # a guarded call inside another one
             call = GuardedCall(self)
         else:
             self._spare = None
-        call._where, call._then, call._catch = where, then, catch
+        call._where, call._then, call._stacklevel = where, then, stacklevel
         return call
 
 
 class GuardedCall:
     """The context manager of one guarded call (handed out by :class:`InstrumentGuard`)."""
 
-    __slots__ = ("_guard", "_where", "_then", "_catch", "started", "_clock")
+    __slots__ = ("_guard", "_where", "_then", "_stacklevel", "started", "_clock")
 
     def __init__(self, guard: InstrumentGuard) -> None:
         self._guard = guard
         self._where: Where = ""
         self._then: Optional[Callable[[], None]] = None
-        self._catch = True
+        self._stacklevel = 3
         #: When the call began (``time.perf_counter()``).
         self.started = 0.0
         self._clock: Optional[PassClock] = None
@@ -117,11 +133,11 @@ class GuardedCall:
                  tb: Optional[TracebackType]) -> bool:
         guard = self._guard
         try:
-            if exc is None or not self._catch:
+            if exc is None:
                 return False
             if isinstance(exc, Exception):
                 # stacklevel 3: the warning points at the callback, not at this guard.
-                guard._fail(exc, _name(self._where), stacklevel=3)
+                guard._fail(exc, _name(self._where), stacklevel=self._stacklevel)
                 return True
             raise carried_interruption(exc, _name(self._where)) from exc
         finally:

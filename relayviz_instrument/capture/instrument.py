@@ -26,37 +26,40 @@ costs nothing otherwise. ``keep_modules`` keeps them before chosen passes run as
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import sys
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Tuple, Union
 
 import tvm
 
 from .._version import __version__
+from ..format import Document
+from ..format.irs import MODULE_IRS, TIR
 from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
-                      RelayVizUsageError, TraceIncompleteWarning)
+                      RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
-from ..serialize.reflection import dict_attrs_items, field, object_key
+from ..serialize.reflection import field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .artifacts import artifact_document, record_artifact
-from .equality import structurally_equal
+from .equality import shares_functions, structurally_equal
 from .guard import InstrumentGuard
+from .pass_frames import (ENDED_INSIDE, EXIT_NEVER_CAME, EXITED_FIRST, RAISED_UNSEEN, caller_frame,
+                          error_still_held, error_text, error_through, frames_on_stack, held_exceptions,
+                          instrument_that_raised, interruption, through_tvm)
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts
 
 __all__ = ["RelayVizTrace"]
 
-#: An error text longer than this keeps its start and its end (where TVM puts the message).
-_ERROR_CHARS = 4000
-#: The callbacks of a pass instrument, to tell an exception another instrument raised.
-_CALLBACKS = frozenset({"enter_pass_ctx", "exit_pass_ctx", "should_run", "run_before_pass", "run_after_pass"})
 #: The dialects the instrument snapshots by default; TIR-only modules only with ``tir=True``.
-_SNAPSHOT_IRS = frozenset({"relay", "relax"})
 
 
 @dataclass
@@ -70,6 +73,8 @@ class _OpenPass:
     mod: Any = None
     context: Any = None
     target: Any = None
+    #: The Python frame that ran the pass (see pass_frames.py): on the stack while it runs.
+    frame: Optional[FrameType] = None
 
 
 class _PlainAttributes:
@@ -127,6 +132,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         #: False once the instrument failed; ``problems`` says why.
         self.complete = True
         self.problems: List[str] = []
+        #: The error that ended the compilation after its last pass (in code generation), if any.
+        self.build_failure: Optional[str] = None
         #: The trace directory, once the pass context was entered (None for memory traces).
         self.path: Optional[Path] = None
         self._sink: Optional[TraceSink] = None
@@ -134,6 +141,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._pass_infos: Dict[int, Tuple[Any, Tuple[str, int, Tuple[str, ...]]]] = {}  # see _pass_info
         self._policy = SnapshotPolicy(self._take, structurally_equal)
         self._stack: List[_OpenPass] = []
+        #: The module the last pass run directly in the context returned, and its snapshot: what
+        #: a new module is told apart from (see ``PassRecord.new_module``).
+        self._last_top: Optional[Tuple[Any, str]] = None
         self._entered = 0
         self._finished = False
         self._disabled = False
@@ -151,14 +161,14 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         TVM's objects answer ``==`` by identity themselves and never ask the other side."""
         if isinstance(other, RelayVizTrace):
             return self is other
-        return NotImplemented  # type: ignore[return-value]
+        return NotImplemented
 
     def __hash__(self) -> int:
         return id(self)
 
     # -- reading the trace ------------------------------------------------------------------
 
-    def snapshot(self, ref: str) -> Dict[str, Any]:
+    def snapshot(self, ref: str) -> Document:
         """The RelayViz document stored under ``ref`` (a record's ``before`` or ``after``)."""
         if self._sink is None:
             raise RelayVizTraceError("this trace has recorded nothing yet")
@@ -175,19 +185,35 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         """Add what a compilation built as an event after its last module.
 
         ``built`` is what ``relay.build`` returned (anything with ``get_graph_json()``), the
-        graph executor JSON itself, or the ``Executable`` of ``relay.vm.compile``. The graph
-        becomes a ``GraphExecutorCodegen`` event (a VM executable a ``VMCompiler`` event)
-        whose ``before`` is the last module of the compilation that built it: with several
+        graph executor JSON itself, the ``Executable`` of ``relay.vm.compile``, or the VM
+        ``Executable`` of ``tvm.compile`` / ``relax.build``. The graph becomes a
+        ``GraphExecutorCodegen`` event (a VM executable a ``VMCompiler`` event) whose
+        ``before`` is the last module of the compilation that built it: with several
         compilations in one context, the one whose functions the artifact runs (matched by
         content, not by order). Call it inside or after the pass context; the same artifact
         is recorded once. Returns the record (the existing one for an artifact recorded
         already), or None if the trace stopped recording.
+
+        Like every callback, it never raises into the build's code: a failure (a full disk, a
+        graph that cannot be read) is one :class:`TraceIncompleteWarning` and an incomplete
+        trace, and it returns None; ``strict=True`` raises instead.
         """
-        name, ir, doc = artifact_document(built)
         if self._disabled or self._sink is None:
             return None
-        with self._guard("(recording the built graph)", catch=False):
+        if type(built).__module__.startswith("tvm.relax"):  # no failure of the trace: nothing to add to it
+            warnings.warn(RelayVizWarning(
+                f"record_graph: what tvm.compile returned ({type(built).__name__}) is not recorded; a Relax trace "
+                "ends at its last Relax module, which holds the functions the executable runs"), stacklevel=2)
+            return None
+        if not self._finished and self._entered > 0 and not self._in_current_context():
+            self._exit_never_came(EXIT_NEVER_CAME.format(when="when the built graph was recorded"))
+        known = len(self.problems)
+        record: Optional[PassRecord] = None
+        with self._guard("(recording the built graph)", stacklevel=4):  # the warning points at the caller
+            name, ir, doc = artifact_document(built)
             record = record_artifact(self.records, self._sink, name, ir, doc)
+        if len(self.problems) > known:
+            self._problems_after_close(self.problems[known:])
         return record
 
     # -- PassInstrument callbacks -------------------------------------------------------------
@@ -196,6 +222,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._entered += 1
         if self._entered > 1 or self._disabled:
             return
+        _OPEN.add(self)  # closed when the process ends, if the context's exit never reaches us
         with self._guard("(entering the pass context)"):
             if self._finished:
                 raise RelayVizUsageError("a RelayVizTrace records one pass context; "
@@ -215,6 +242,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         if self._disabled:
             return
         with self._guard(info) as guard:
+            frame = caller_frame()
+            if self._stack and self._stack[-1].frame is not frame:
+                self._close_ended(frame)
             record = self._new_record(mod, info)
             if self._bisect_next is not None and self._bisect_next[0].same_as(info):
                 record.bisect = self._bisect_next[1]
@@ -236,7 +266,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             before = self._policy.before(mod) if self._wanted(record) else None
             if before is not None:
                 record.before, record.nodes_before = before.ref, before.nodes
-            opened = _OpenPass(record, before, mod=mod, context=context, target=target)
+                last = self._last_top
+                if (record.depth == 1 and last is not None and before.ref != last[1]
+                        and not shares_functions(last[0], mod)):
+                    record.new_module = True  # a module the caller made anew: a pipeline of its own
+            opened = _OpenPass(record, before, mod=mod, context=context, target=target, frame=frame)
             self._stack.append(opened)
             guard.starts(opened)
             assert self._sink is not None
@@ -254,6 +288,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
             assert self._sink is not None
             self._sink.end(record)
+            if record.depth == 1 and record.after is not None:
+                self._last_top = (mod, record.after)
             self._stack.pop()  # last: an interruption above leaves the pass open, to be closed on exit
             if self._progress is not None:
                 self._progress(record)
@@ -271,6 +307,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             if not skipped:
                 self._bisect_next = (info, number)
                 return
+            frame = caller_frame()
+            if self._stack and self._stack[-1].frame is not frame:
+                self._close_ended(frame)
             record = self._new_record(mod, info)
             record.skipped, record.bisect = True, number
             self.records.append(record)
@@ -282,7 +321,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         parent = self._stack[-1].record.index if self._stack else None
         name, opt_level, required = self._pass_info(info)
         return PassRecord(index=len(self.records), name=name, opt_level=opt_level, required=required,
-                          depth=len(self._stack) + 1, parent=parent, ir=module_ir(mod))
+                          depth=len(self._stack) + 1, parent=parent, ir=_module_ir(mod))
 
     def _pass_info(self, info: Any) -> Tuple[str, int, Tuple[str, ...]]:
         """A pass's name, opt_level and required passes, read from its (immutable) PassInfo once:
@@ -302,7 +341,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         if record.ir == "other":
             record.note = "not snapshotted: the module holds functions of a dialect relayviz does not know"
             return False
-        if record.ir not in _SNAPSHOT_IRS and not (record.ir == "tir" and self.tir):
+        if record.ir not in MODULE_IRS and not (record.ir == TIR and self.tir):
             return False
         if self._passes is not None and not self._passes.search(record.name):
             return False
@@ -327,7 +366,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
 
     def _take(self, mod: tvm.IRModule) -> Snapshot:
         assert self._sink is not None
-        ir = module_ir(mod)
+        ir = _module_ir(mod)
         serializer = self._serializer(ir)
         if isinstance(serializer, str) and ir == "empty":  # a pass removed every function: any serializer
             serializer = next((s for s in self._serializers.values() if not isinstance(s, str)), serializer)
@@ -355,45 +394,86 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._sink = TraceSink(DirectoryStore(path), header)
         self.path = path
 
+    def _close_ended(self, frame: Optional[FrameType]) -> None:
+        """End the open events whose pass is over though TVM sent no after-pass callback (it
+        raised, and the exception was caught inside the pass context): those whose frame is no
+        longer on the stack of ``frame``, the innermost frame of the event beginning now."""
+        live = frames_on_stack(frame)
+        ended = []
+        while self._stack and self._stack[-1].frame is not None and id(self._stack[-1].frame) not in live:
+            ended.append(self._stack.pop())
+        if ended:
+            # An exception still being handled here (a pass run in an except block) may be theirs.
+            self._end_events(ended, sys.exc_info()[1], exiting=False)
+
     def _close_open_passes(self, exc: Optional[BaseException]) -> None:
-        """End every event that began and did not end: the passes an exception went through,
-        or that a callback was interrupted in. The innermost pass that raised keeps its input
-        module for ``relayviz replay``; an interruption marks the trace incomplete."""
+        """End every event that began and did not end, when the pass context exits with ``exc``
+        (or none): the passes an exception went through, passes that raised earlier, or passes
+        a callback was interrupted in. The innermost pass that raised keeps its input module
+        for ``relayviz replay``; an interruption marks the trace incomplete. An error TVM raised
+        that went through no pass (code generation after the last pass) is the build's failure."""
         assert self._sink is not None
-        now = time.perf_counter()
-        message = _error_text(exc) if exc is not None else "did not finish (the pass context exited first)"
-        culprit = _instrument_that_raised(exc, self)
-        if culprit is not None:
-            message = f"raised by another pass instrument ({culprit}), not by the pass: {message}"
-        interrupted = isinstance(exc, (KeyboardInterrupt, SystemExit)) or (
-            exc is not None and not isinstance(exc, Exception))
-        opened = {o.record.index: o for o in self._stack}
-        innermost = self._stack[-1] if self._stack else None
-        if (innermost is not None and isinstance(exc, Exception) and not interrupted and culprit is None
-                and not isinstance(exc, RelayVizError) and innermost.record.replay is None):
-            try:
-                innermost.record.replay = self._replay_facts(innermost.mod, innermost.context, innermost.target)
-            except Exception as failure:  # the trace still names the pass and holds its snapshot
-                self.complete = False
-                self.problems.append(f"the input module of the failing pass {innermost.record.name} could not "
-                                     f"be kept for relayviz replay: {type(failure).__name__}: {failure}")
-        running = []
-        for record in reversed(self.records):
-            if self._sink.has_ended(record.index):
-                continue
-            open_pass = opened.get(record.index)
-            if open_pass is not None:
-                record.duration_ms = _ms(now - open_pass.started - (self._guard.seconds - open_pass.overhead_at_start))
-            record.error = message
-            running.append(record)
+        opened, self._stack = list(reversed(self._stack)), []
+        self._end_events(opened, exc, exiting=True)
+        # Events whose beginning was itself interrupted: they began last, inside every other.
+        cut = [r for r in reversed(self.records) if not self._sink.has_ended(r.index)]
+        for record in cut:
+            record.error = error_text(exc) if exc is not None else EXITED_FIRST
             if not self._sink.has_begun(record.index):
                 self._sink.begin(record)
             self._sink.end(record)
-        self._stack = []
-        if interrupted:
+        if (exc is not None and not interruption(exc) and not isinstance(exc, RelayVizError) and through_tvm(exc)
+                and instrument_that_raised(exc, self) is None
+                and not any(o.record.error == error_text(exc) for o in opened) and not cut):
+            self.build_failure = error_text(exc)
+        if interruption(exc):
+            assert exc is not None
             self.complete = False
-            where = f" during pass {running[0].name} (#{running[0].index})" if running else ""
+            hit = cut + [o.record for o in opened if o.record.error == error_text(exc)]
+            where = f" during pass {hit[0].name} (#{hit[0].index})" if hit else ""
             self.problems.append(f"the compilation was interrupted ({type(exc).__name__}){where}")
+
+    def _end_events(self, ended: List[_OpenPass], exc: Optional[BaseException], *, exiting: bool) -> None:
+        """End the events ``ended`` (innermost first), which TVM will not end: each with the
+        exception among ``exc`` and its causes that went through its frame, or with what the
+        trace knows (it raised unseen; it was still running when the context exited). Their
+        time runs until now: when the instrument learnt that they had ended."""
+        assert self._sink is not None
+        now = time.perf_counter()
+        live = frames_on_stack(caller_frame()) if exiting else set()
+        replay_kept = False
+        held: Optional[List[BaseException]] = None
+        error: Optional[BaseException] = None
+        for opened in ended:
+            record = opened.record
+            error = error_through(opened.frame, exc) if opened.frame is not None else exc
+            if error is None and opened.frame is not None and id(opened.frame) not in live:
+                if held is None:  # one search for all of them, only when a pass raised unseen
+                    held = held_exceptions()
+                error = error_still_held(opened.frame, held)
+            culprit = instrument_that_raised(error, self)
+            if error is not None:
+                message = error_text(error)
+                if culprit is not None:
+                    message = f"raised by another pass instrument ({culprit}), not by the pass: {message}"
+            elif opened.frame is not None and id(opened.frame) in live:
+                message = EXITED_FIRST
+            else:
+                message = RAISED_UNSEEN
+            if (not replay_kept and message != EXITED_FIRST and not interruption(error) and culprit is None
+                    and not isinstance(error, RelayVizError) and record.replay is None):
+                replay_kept = True  # the innermost pass that raised
+                try:
+                    record.replay = self._replay_facts(opened.mod, opened.context, opened.target)
+                except Exception as failure:  # the trace still names the pass and holds its snapshot
+                    self.complete = False
+                    self.problems.append(f"the input module of the failing pass {record.name} could not "
+                                         f"be kept for relayviz replay: {type(failure).__name__}: {failure}")
+            record.duration_ms = _ms(now - opened.started - (self._guard.seconds - opened.overhead_at_start))
+            record.error = message
+            self._sink.end(record)
+            opened.mod = opened.context = opened.target = opened.frame = None
+        del held, error  # hold no user's exception (nor its frames) past this call
 
     def _replay_facts(self, mod: tvm.IRModule, context: Any, target: Any) -> Dict[str, Any]:
         """What ``relayviz replay`` needs to run a pass on ``mod`` again; the module is stored."""
@@ -418,11 +498,44 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                           f"the compilation goes on, the trace is incomplete{where}",
                           TraceIncompleteWarning, stacklevel=stacklevel)
 
+    def _problems_after_close(self, problems: List[str]) -> None:
+        """Tell a closed trace's manifest about ``problems`` that arose after its close line
+        (a second close line, whose problems a reader adds to the first's), as far as the
+        store still takes a line: the disk that failed the recording may refuse this too,
+        and the warning already said it."""
+        if self._sink is None or not self._sink.closed:
+            return  # the close line, still to come, will carry them
+        try:
+            self._sink.close_again(complete=False, problems=problems, events=len(self.records),
+                                   instrument_ms=1000.0 * self._guard.seconds)
+        except Exception:  # nothing more can be written; the trace in memory says it
+            pass
+
+    def _in_current_context(self) -> bool:
+        """Whether this instrument is one of the current PassContext's."""
+        try:
+            return any(i.same_as(self) for i in tvm.transform.PassContext.current().instruments)
+        except Exception:  # cannot tell: the context is taken to be still open
+            return True
+
+    def _exit_never_came(self, why: str) -> None:
+        """Close the trace whose pass context's exit never reached it, saying ``why``."""
+        if self._finished:
+            return
+        self._entered = 0
+        with self._guard("(closing the trace)", then=self._finish):
+            self.complete = False
+            self.problems.append(why)
+            if not self._disabled and self._sink is not None:
+                self._close_open_passes(None)
+
     def _finish(self) -> None:
         self._finished = True
+        _OPEN.discard(self)
         if self._sink is not None:
             try:
                 self._sink.close(complete=self.complete, problems=self.problems, events=len(self.records),
+                                 build_failure=self.build_failure,
                                  instrument_ms=1000.0 * self._guard.seconds)
             except Exception as exc:
                 if self.strict:
@@ -436,7 +549,20 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._serializers = {}
         self._pass_infos = {}
         self._stack = []
+        self._last_top = None
         self._policy.forget()
+
+
+#: Traces whose pass context was entered and has not exited.
+_OPEN: "weakref.WeakSet[RelayVizTrace]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_unexited() -> None:
+    """At the process's end, close every trace whose pass context's exit never came, saying why."""
+    for trace in list(_OPEN):
+        trace._exit_never_came(ENDED_INSIDE if trace._in_current_context()
+                               else EXIT_NEVER_CAME.format(when="when the process ended"))
 
 
 def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[Pattern[str]]:
@@ -454,21 +580,10 @@ def _ms(seconds: float) -> float:
     return round(1000.0 * seconds, 4)
 
 
-def _error_text(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    half = _ERROR_CHARS // 2
-    return text if len(text) <= _ERROR_CHARS else f"{text[:half]} [...] {text[-half:]}"
-
-
-def _instrument_that_raised(exc: Optional[BaseException], this: Any) -> Optional[str]:
-    """``Class.callback`` of the pass instrument other than ``this`` whose callback raised
-    ``exc``, read from its traceback (TVM keeps the Python frames), or None."""
-    tb = exc.__traceback__ if exc is not None else None
-    found = None
-    while tb is not None:
-        frame = tb.tb_frame
-        owner = frame.f_locals.get("self") if frame.f_code.co_name in _CALLBACKS else None
-        if isinstance(owner, tvm.instrument.PassInstrument) and owner is not this:
-            found = f"{type(owner).__name__}.{frame.f_code.co_name}"
-        tb = tb.tb_next
-    return found
+def _module_ir(mod: tvm.IRModule) -> str:
+    """The module's dialect (``serialize.module_ir``), where a module holding type definitions
+    and no function is Relay: its type definitions (Relay's algebraic data types) are recorded."""
+    ir = module_ir(mod)
+    if ir == "empty" and len(getattr(mod, "type_definitions", None) or ()) > 0:
+        return "relay"
+    return ir

@@ -37,8 +37,10 @@ import orjson
 import tvm
 
 from ..errors import RelayVizTraceError
+from ..format.irs import RELAX, RELAY
 from ..serialize import module_ir
 from ..serialize.reflection import object_key, type_key
+from .script_allowlist import script_refusal
 
 __all__ = ["SAVE_JSON", "TVMSCRIPT", "keep_module", "load_kept_module", "save_json_trusted", "plain_value",
            "structural_hash"]
@@ -93,7 +95,7 @@ def keep_module(mod: tvm.IRModule) -> Tuple[str, bytes]:
     is not trusted).
     """
     ir = module_ir(mod)
-    if ir == "relay" or (ir != "relax" and save_json_trusted()):
+    if ir == RELAY or (ir != RELAX and save_json_trusted()):
         return SAVE_JSON, tvm.ir.save_json(mod).encode()
     try:
         return TVMSCRIPT, _tvmscript_document(mod)
@@ -171,7 +173,8 @@ def load_kept_module(form: str, data: bytes, where: str) -> Tuple[tvm.IRModule, 
 
     ``data`` must have been checked against its digest (``tvm.ir.load_json`` crashes the
     process on damaged JSON). Reading TVMScript back evaluates the Python expressions in it,
-    as the TVMScript parser does: replay traces you trust. Raises
+    as the TVMScript parser does, so the script is first checked to hold only what TVMScript
+    printing writes (capture/script_allowlist.py); replay traces you trust. Raises
     :class:`RelayVizTraceError` when the module cannot be read back (``where`` names it).
     """
     if form == SAVE_JSON:
@@ -204,8 +207,12 @@ def _from_tvmscript(data: bytes, where: str) -> Tuple[Any, str]:
             and isinstance(doc.get("metadata_key"), (str, type(None)))):
         raise RelayVizTraceError(f"{where}: the kept input module lacks its TVMScript, constants or hash; "
                                  "the trace is corrupt")
-    constants = [_constant(item, i, where) for i, item in enumerate(doc["constants"])]
     variables = _parser_globals()
+    refused = script_refusal(doc["script"], set(variables) | {"metadata"})
+    if refused is not None:  # the parser evaluates the script's Python: nothing TVMScript never writes
+        raise RelayVizTraceError(f"{where}: the kept input module's TVMScript holds {refused}; it is not "
+                                 "read back (a kept module is code: replay only traces you trust)")
+    constants = [_constant(item, i, where) for i, item in enumerate(doc["constants"])]
     if doc["metadata_key"] is not None:
         variables["metadata"] = {doc["metadata_key"]: constants}
     parse: Callable[..., Any] = tvm.script.from_source

@@ -25,17 +25,18 @@ import tvm
 
 from .._bisect_env import KEEP_ENV, LIMIT_ENV, TRACE_ENV
 from ..errors import CompilationInterrupted, RelayVizUsageError
+from ..format.irs import MODULE_IRS
 from ..serialize import module_ir
-from .instrument import RelayVizTrace
+from .guard import carried_interruption
+from .instrument import RelayVizTrace, _PlainAttributes
 
 __all__ = ["RelayVizBisect", "LIMIT_ENV", "TRACE_ENV", "KEEP_ENV"]
 
 #: Passes never skipped, whatever their opt_level: type inference, and the default Sequential.
 _NEVER = frozenset({"InferType", "sequential"})
-_MODULE_IRS = frozenset({"relay", "relax"})
 
 
-class RelayVizBisect(tvm.instrument.PassInstrument):
+class RelayVizBisect(_PlainAttributes, tvm.instrument.PassInstrument):
     """A pass instrument that skips every skippable pass after the first ``limit``.
 
     ``limit``: how many skippable passes run; ``None`` reads ``RELAYVIZ_BISECT_LIMIT`` (unset
@@ -87,6 +88,8 @@ class RelayVizBisect(tvm.instrument.PassInstrument):
             raise
         except Exception:  # deciding must never break the compilation: run the pass
             return True
+        except BaseException as exc:  # Ctrl-C while deciding: TVM would drop a bare one
+            raise carried_interruption(exc, _pass_name(info)) from exc
 
     def _skippable(self, mod: tvm.IRModule, info: Any, name: str) -> bool:
         if name in _NEVER or name in self.keep or name in self._required or int(info.opt_level) < self.min_opt_level:
@@ -94,7 +97,7 @@ class RelayVizBisect(tvm.instrument.PassInstrument):
         context = tvm.transform.PassContext.current()
         if any(str(p) == name for p in context.required_pass):
             return False
-        return module_ir(mod) in _MODULE_IRS
+        return module_ir(mod) in MODULE_IRS
 
     # -- the trace this instrument records itself ---------------------------------------------
 
@@ -113,6 +116,13 @@ class RelayVizBisect(tvm.instrument.PassInstrument):
     def run_after_pass(self, mod: tvm.IRModule, info: Any) -> None:
         if self._own is not None:
             self._own.run_after_pass(mod, info)
+
+
+def _pass_name(info: Any) -> str:
+    try:
+        return str(info.name)
+    except Exception:  # a name that cannot be read must not hide the interruption
+        return "(unknown)"
 
 
 def _limit_from_environment() -> Optional[int]:

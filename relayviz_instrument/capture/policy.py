@@ -15,9 +15,9 @@ The policy is plain Python over two callables, so it is tested without a PassCon
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
-from ..format import INFERRED_TYPE_KINDS
+from ..format import INFERRED_TYPE_KINDS, Document
 
 __all__ = ["Snapshot", "SnapshotPolicy", "has_untyped"]
 
@@ -28,7 +28,7 @@ class Snapshot:
 
     mod: Any
     ref: str
-    doc: Dict[str, Any]
+    doc: Document
     #: Some expressions had no inferred type: a structurally equal module may still add types.
     untyped: bool = False
 
@@ -37,7 +37,7 @@ class Snapshot:
         return len(self.doc["nodes"])
 
 
-def has_untyped(doc: Dict[str, Any]) -> bool:
+def has_untyped(doc: Document) -> bool:
     """Whether a document holds an expression type inference has not reached."""
     return any(n["node_kind"] in INFERRED_TYPE_KINDS and "type" not in n for n in doc["nodes"])
 

@@ -37,15 +37,16 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import tvm
 
 from ..errors import RelayVizTraceError, RelayVizUsageError
+from ..format.irs import RELAX, RELAY, TIR
 from .kept_module import SAVE_JSON, keep_module, load_kept_module, plain_value, save_json_trusted
 
 __all__ = ["replay_facts", "PreparedPass", "prepare_pass"]
 
 #: Where a pass name is looked for, by the dialect of the module it ran on.
 _CONSTRUCTORS = {
-    "relay": ("tvm.relay.transform", "tvm.transform"),
-    "relax": ("tvm.relax.transform", "tvm.transform"),
-    "tir": ("tvm.tir.transform", "tvm.tirx.transform", "tvm.s_tir.transform", "tvm.transform"),
+    RELAY: ("tvm.relay.transform", "tvm.transform"),
+    RELAX: ("tvm.relax.transform", "tvm.transform"),
+    TIR: ("tvm.tir.transform", "tvm.tirx.transform", "tvm.s_tir.transform", "tvm.transform"),
 }
 #: Prefixes of the global functions TVM's ``GetPass`` resolves a pass name with.
 _GLOBAL_PREFIXES = ("relay._transform.", "transform.", "tir.transform.", "tirx.transform.", "s_tir.transform.",
@@ -142,7 +143,7 @@ def _made_by_name(name: str, ir: str, where: str) -> Tuple[str, Any]:
     """The pass named ``name``, made with its constructor's default arguments."""
     short = name.split(".", 1)[1] if name.startswith(("tir.", "tirx.", "s_tir.", "relax.", "relay.")) else name
     needs_arguments: List[str] = []
-    for module_name in _CONSTRUCTORS.get(ir, _CONSTRUCTORS["relay"]):
+    for module_name in _CONSTRUCTORS.get(ir, _CONSTRUCTORS[RELAY]):
         try:
             namespace = importlib.import_module(module_name)
         except ImportError:

@@ -7,6 +7,8 @@ import argparse
 from rich.console import Console
 
 from ..store import load_trace
+from ..store.suite import is_suite
+from ..views.suite_table import show_suite
 from ..views.overview import show_trace
 from ._output import print_result
 
@@ -18,7 +20,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                     "changed the module, node counts before and after, and nodes added, removed and "
                     "changed. By default only pipeline passes that changed the module (or failed) are "
                     "listed, one table per compilation; --all adds every event, scratch work included.")
-    parser.add_argument("trace", metavar="TRACE", help="a trace directory (written by RelayVizTrace)")
+    parser.add_argument("trace", metavar="TRACE", help="a trace directory (written by RelayVizTrace), or a folder "
+                        "of per-test traces (written by pytest --relayviz-trace): one row per test")
     parser.add_argument("--all", action="store_true", dest="everything",
                         help="list every pass event, including unchanged passes and TIR lowering")
     parser.add_argument("--paths", action="store_true",
@@ -28,6 +31,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    if is_suite(args.trace):
+        print_result(console, show_suite(args.trace), args.json)
+        return 0
     overview = show_trace(load_trace(args.trace), everything=args.everything, paths=args.paths)
     print_result(console, overview, args.json)
     return 0

@@ -12,6 +12,7 @@ from .index import IndexedDocument
 from .model import FieldChange, NodeInfo, NodeMatch
 from .signatures import compared_fields
 from .graph import CanonicalGraph
+from .statements import describe_statement
 
 __all__ = ["compare_pairs", "field_changes", "describe", "NodeDescriptions", "type_text", "json_equal",
            "function_role"]
@@ -128,6 +129,9 @@ def describe(view: CanonicalGraph, r: int) -> NodeInfo:
     op_name = view.op_name(r)
     if op_name is not None:
         return NodeInfo(kind, str(op_name), "", type_text(node.get("type")))
+    statement = describe_statement(kind, node, type_text(node.get("type")))
+    if statement is not None:
+        return statement
     if kind == "Call":
         callee = view.refs[r][0]
         detail = ""

@@ -24,8 +24,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 import orjson
 
 from ..diff import GraphDiff
+from ..diff.statements import statement_label
 from ..format import Document, labelled_references
 from .base import ExportGraph
+from .dataflow import read_dataflow
 
 __all__ = ["DrawnNode", "DrawnEdge", "Cluster", "Drawing", "STATUSES", "STATUS_COLOURS", "draw", "type_text"]
 
@@ -43,6 +45,8 @@ STATUS_COLOURS = {
 _CALLEE_KINDS = frozenset({"Op", "GlobalVar", "Constructor"})
 #: Longest cluster name made from the operators of a fused function.
 _NAME_LIMIT = 48
+#: Longest label of a TIR statement (a long index expression is cut; the node's fields hold it whole).
+_STATEMENT_LIMIT = 60
 
 
 @dataclass(frozen=True)
@@ -191,9 +195,13 @@ class _Layout:
         self.hidden = [k == "Function" or (k in _CALLEE_KINDS and i not in value_used) for i, k in enumerate(kind)]
         self.owner: List[Optional[int]] = [None] * len(nodes)
         self.cluster_order: List[int] = []
-        self._assign_owners(functions, doc.get("root"))
+        self.flow = read_dataflow(doc)
+        if self.flow.active:
+            self._read_dataflow()
+        else:
+            self._assign_owners(functions, doc.get("root"))
         self.drawn = [i for i in range(len(nodes)) if not self.hidden[i]]
-        self.edges = self._edges()
+        self.edges = self._edges() if not self.flow.active else self._dataflow_edges()
         self._names = self._cluster_names()
 
     # -- ownership --------------------------------------------------------------------------
@@ -228,6 +236,34 @@ class _Layout:
         for f, calls in self.callers.items():
             if len(calls) == 1 and f != self.top:
                 self.owner[calls[0]] = f  # the call is the function's output, drawn inside it
+
+    def _read_dataflow(self) -> None:
+        """A Relax or TIR document as :func:`~relayviz_instrument.export.dataflow.read_dataflow`
+        reads it: its functions and PrimFuncs are clusters of their bindings or statements
+        (``main`` is the top level), bindings and the variables they bind are not drawn."""
+        flow, boxes = self.flow, set(self.flow.boxes)
+        self.hidden = [i in flow.stand_in or i in boxes or k == "Function" for i, k in enumerate(self.kind)]
+
+        def owner(i: int) -> Optional[int]:
+            o = flow.owner.get(i)
+            return None if o is None or o == self.top else o
+
+        self.owner = [owner(i) for i in range(len(self.nodes))]
+
+        def depth(f: int) -> int:
+            d, o = 0, self.owner[f]
+            while o is not None and d <= len(boxes):
+                d, o = d + 1, self.owner[o]
+            return d
+
+        self.cluster_order = sorted((f for f in boxes if f != self.top), key=lambda f: (depth(f), f))
+
+    def _dataflow_edges(self) -> List[Tuple[int, int, int]]:
+        out: List[Tuple[int, int, int]] = []
+        for i in self.drawn:
+            sources = [t for t in self.flow.inputs(i, self.nodes[i]) if not self.hidden[t]]
+            out.extend((t, i, port) for port, t in enumerate(sources))
+        return out
 
     # -- edges --------------------------------------------------------------------------------
 
@@ -300,6 +336,9 @@ class _Layout:
             if ckind == "Op" and self.hidden[callee]:
                 role, label = "op", str(self.nodes[callee].get("name"))
                 attrs.update(self.nodes[callee].get("attrs") or {})
+                if i in self.flow.callee_name:  # call_tir: the PrimFunc it runs
+                    label += " @" + self.flow.callee_name[i]
+                    attrs["calls"] = "@" + self.flow.callee_name[i]
             elif ckind == "Function":
                 # Inside its function's cluster the call needs no name; elsewhere it does.
                 name = "" if self.owner[i] == callee else " " + self._names.get(callee, ("fn", ""))[0]
@@ -332,7 +371,8 @@ class _Layout:
         elif kind == "Opaque":
             label = str(node.get("type_key"))
         else:
-            label = kind.lower() if kind in ("Let", "If", "Match") else kind
+            said = statement_label(kind, node, _STATEMENT_LIMIT)  # a TIR loop, store, load, allocation...
+            label = said if said is not None else kind.lower() if kind in ("Let", "If", "Match") else kind
         ty = self.type_obj(i)
         return DrawnNode(key=key, kind=kind, label=label, type=type_text(ty), role=role, cluster=cluster,
                          attrs=_attr_items(attrs), status=status, changes=changes, outputs=_tensors(ty))

@@ -7,6 +7,13 @@ Function of FuseOps) is a *compound* holding its body, its parameters stand for 
 arguments and the call for its body, so arrows run from the arguments into the body. A
 global function is a box its body flows into (its parameters do not: a hundred weights would
 all point at it).
+
+A Relax or TIR snapshot is drawn as :mod:`~relayviz_instrument.export.dataflow` reads it:
+every function is a box holding its bindings (a variable is the value bound to it), a
+``call_tir`` names the PrimFunc it runs and links to it (``f``), a fused function called from
+one place is a box at that call, a PrimFunc is a box of its statements read from the outer
+loop down to the stores, and a statement's box says what TVMScript would
+(``for i in 0..56 parallel``, ``T_add[i, j] =``).
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from ..diff import GraphDiff
 from ..diff.changes import describe
 from ..diff.components import components
 from ..diff.graph import CanonicalGraph
+from ..diff.statements import statement_label
+from ..export.dataflow import Dataflow, read_dataflow
 
 __all__ = ["snapshot_graph", "pass_graph", "STATUSES"]
 
@@ -35,8 +44,13 @@ def snapshot_graph(view: CanonicalGraph) -> Dict[str, Any]:
     Each entry holds ``k`` (kind), ``n`` (operator or kind), ``d`` (detail), ``t`` (type),
     and for drawn nodes ``in`` (the ids it reads) and ``p`` (the compound it sits in); a
     compound has ``c: 1``; a node that is not drawn (an ``Op``, an inlined call or parameter)
-    has ``h`` (the id of the node drawn in its place, or -1).
+    has ``h`` (the id of the node drawn in its place, or -1). A call that runs a function or
+    PrimFunc of the module has ``f``: that function's id.
     """
+    flow = read_dataflow({"nodes": [view.nodes[view.rank_of[i]] for i in range(view.size)],
+                          "functions": {name: view.doc_id[r] for name, r in view.functions.items()}})
+    if flow.active:
+        return {"nodes": _dataflow_graph(view, flow)}
     size = view.size
     parent = [-1] * size
     inlined = sorted(view.inlined, key=lambda f: -len(view.scope(f)))  # outer functions first
@@ -65,6 +79,42 @@ def snapshot_graph(view: CanonicalGraph) -> Dict[str, Any]:
             entry["p"] = view.doc_id[parent[r]]
         nodes[view.doc_id[r]] = entry
     return {"nodes": nodes}
+
+
+def _dataflow_graph(view: CanonicalGraph, flow: Dataflow) -> List[Dict[str, Any]]:
+    """The entries of a Relax or TIR snapshot (see :func:`snapshot_graph`), by document id."""
+    names = {view.doc_id[r]: name for name, r in view.functions.items()}
+    boxes = set(flow.boxes)
+    nodes: List[Dict[str, Any]] = []
+    for i in range(view.size):
+        r = view.rank_of[i]
+        node, info = view.nodes[r], describe(view, r)
+        entry: Dict[str, Any] = {"k": info.kind, "n": info.name}
+        if info.detail:
+            entry["d"] = info.detail
+        if info.type:
+            entry["t"] = info.type
+        label = statement_label(info.kind, node)
+        if label is not None:
+            entry["n"] = label + (" " + ", ".join(flow.constants[i]) if i in flow.constants else "")
+            entry.pop("d", None)
+        elif i in flow.callee_name:
+            entry["d"] = "@" + flow.callee_name[i]
+        elif i in flow.constants:
+            entry["d"] = ", ".join(flow.constants[i])
+        if i in flow.stand_in:
+            entry["h"] = flow.resolve(i)
+        elif i in boxes:
+            entry["c"] = 1
+            entry["d"] = "@" + names[i] if i in names else entry.get("d", "")
+        else:
+            entry["in"] = flow.inputs(i, node)
+        if i in flow.callee:
+            entry["f"] = flow.callee[i]
+        if i in flow.owner:
+            entry["p"] = flow.owner[i]
+        nodes.append(entry)
+    return nodes
 
 
 def _drawn(entry: Mapping[str, Any]) -> bool:

@@ -186,8 +186,13 @@ def _way(obj: Any, name: str) -> int:
 
 def dict_attrs_items(attrs: Any) -> List[Tuple[str, Any]]:
     """A ``DictAttrs``' entries as ``(name, value)``, by name, read in one call: a DictAttrs
-    converts its whole map again for every key asked (``attrs[key]``)."""
-    return sorted(((str(k), v) for k, v in attrs.items()), key=lambda entry: entry[0])
+    converts its whole map again for every key asked (``attrs[key]``). A DictAttrs whose map
+    is null (hhb-tvm 0.16's ``_dict()`` answers None after ``tir.InjectPrefetch``) has none."""
+    getter = getattr(attrs, "_dict", None)
+    mapping = getter() if getter is not None else attrs
+    if mapping is None:
+        return []
+    return sorted(((str(k), v) for k, v in mapping.items()), key=lambda entry: entry[0])
 
 
 def type_key(obj: Any) -> str:

@@ -47,6 +47,9 @@ class DirectoryStore:
         self._compressor = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
         self._written: Set[Tuple[str, str]] = set()
         try:
+            if root.exists() and not root.is_dir():  # mkdir would say it exists, as if another trace held it
+                raise RelayVizTraceError(f"{root}: is a file, not a directory; pass a directory for the trace "
+                                         "(or none: a new relayviz-trace/<timestamp>/ is made)")
             root.mkdir(parents=True, exist_ok=True)
             if any(root.iterdir()):
                 raise RelayVizTraceError(

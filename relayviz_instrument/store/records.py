@@ -8,7 +8,12 @@ and one ``close`` line when the pass context exits. Events added after the conte
 facts only (names, nesting, times, snapshot references, node counts); what is derived from
 them, like diff summaries, is computed when a trace is read (:mod:`relayviz_instrument.analysis.pass_diffs`).
 
-Fields added after a layout was released (``skipped``, ``bisect``, ``replay``) are written only
+A trace of a whole process (``relayviz run``, ``RELAYVIZ_TRACE``) holds every pass context the
+process entered: one ``context`` line when each is entered (its number, the context it is
+nested in, where it was opened, its opt_level), and each event names its context.
+
+Fields added after a layout was released (``skipped``, ``bisect``, ``replay``, ``context``, ``new_module``) are
+written only
 when they are set, so a trace that uses none of them has the lines it always had, and an
 older reader, which ignores keys it does not know, still reads a newer trace.
 """
@@ -26,7 +31,7 @@ from ..format.irs import RELAY
 from ..errors import RelayVizTraceError
 
 __all__ = ["PassRecord", "TRACE_FORMAT", "TRACE_FORMATS_READ", "header_line", "begin_line", "end_line",
-           "close_line", "ManifestContents", "read_manifest"]
+           "close_line", "context_line", "ManifestContents", "read_manifest"]
 
 #: Version of the trace layout (manifest lines and directory structure) this package writes.
 TRACE_FORMAT = "relayviz-trace/2"
@@ -54,7 +59,12 @@ class PassRecord:
     not let run, and ``bisect`` numbers the events it could skip (None for the others).
     ``replay`` holds what ``relayviz replay`` needs to run the pass again (the input module
     by reference, in the form ``module_form`` names, and the PassContext and target): written for
-    the pass that raised, and for passes chosen with ``keep_modules``.
+    the pass that raised, and for passes chosen with ``keep_modules``. ``context`` is the
+    number of the pass context the event ran in, in a trace of a whole process (None in a
+    trace of one context). ``new_module`` is True for
+    a pass run directly in the context on a module that shares no function (no ``GlobalVar``
+    object) with the module the trace saw before it: one the caller made anew, which starts a
+    pipeline of its own.
     """
 
     index: int
@@ -75,6 +85,8 @@ class PassRecord:
     skipped: bool = False
     bisect: Optional[int] = None
     replay: Optional[Dict[str, Any]] = None
+    context: Optional[int] = None
+    new_module: bool = False
 
     def to_json(self) -> Dict[str, Any]:
         """The record as a JSON object (the form ``relayviz show --json`` prints)."""
@@ -86,10 +98,15 @@ class PassRecord:
 #: The fields of a record known when its pass begins, and those known when it ends: the
 #: manifest's ``begin`` and ``end`` lines (an ``end`` line names its event by ``index``).
 _BEGIN_FIELDS = ("index", "name", "opt_level", "required", "depth", "parent", "ir", "before", "nodes_before",
-                 "note", "skipped", "bisect", "replay")
+                 "note", "skipped", "bisect", "replay", "context", "new_module")
 _END_FIELDS = ("duration_ms", "changed", "after", "nodes_after", "error", "replay")
 
 
+#: The error of a pass that began and never ended in a manifest the process stopped writing.
+STOPPED_DURING = "did not finish: the process stopped during this pass"
+#: The note of an event whose end the manifest could not hold: its last line is cut short.
+_END_CUT = ("its end was not recorded: the manifest could not be written past this point (the disk filled, or "
+            "writing was cut off)")
 #: The note of an event whose end line is missing from a closed manifest.
 _END_NOT_RECORDED = "its end was not recorded (the instrument had stopped recording)"
 
@@ -126,6 +143,16 @@ _FIELD_CHECKS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "skipped": (lambda v: isinstance(v, bool), "true or false"),
     "bisect": (_optional(_count), "a non-negative integer or null"),
     "replay": (_optional(lambda v: isinstance(v, dict)), "an object or null"),
+    "context": (_optional(_count), "a pass context number or null"),
+    "new_module": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+#: What each field of a ``context`` line may hold.
+_CONTEXT_CHECKS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
+    "index": (_count, "a non-negative integer"),
+    "parent": (_optional(_count), "a pass context number or null"),
+    "opened": (_string, "a string"),
+    "opt_level": (_optional(is_int), "an integer or null"),
 }
 
 
@@ -148,6 +175,10 @@ def begin_line(record: PassRecord) -> Dict[str, Any]:
         line["bisect"] = record.bisect
     if record.replay is not None:
         line["replay"] = record.replay
+    if record.context is not None:
+        line["context"] = record.context
+    if record.new_module:
+        line["new_module"] = record.new_module
     return line
 
 
@@ -161,10 +192,21 @@ def end_line(record: PassRecord) -> Dict[str, Any]:
     return line
 
 
-def close_line(*, complete: bool, problems: List[str], events: int, instrument_ms: float) -> Dict[str, Any]:
-    """The line written once, when the pass context exits."""
-    return {"type": "close", "complete": complete, "problems": list(problems), "events": events,
+def context_line(index: int, parent: Optional[int], opened: str, opt_level: Optional[int]) -> Dict[str, Any]:
+    """The line written when a process trace's pass context ``index`` is entered: the context
+    it is nested in (``parent``), where it was opened (``file:line``) and its opt_level."""
+    return {"type": "context", "index": index, "parent": parent, "opened": opened, "opt_level": opt_level}
+
+
+def close_line(*, complete: bool, problems: List[str], events: int, instrument_ms: float,
+               build_failure: Optional[str] = None) -> Dict[str, Any]:
+    """The line written once, when the pass context exits. ``build_failure`` (written only when
+    set) is the error that ended the compilation after its last pass, in code generation."""
+    line = {"type": "close", "complete": complete, "problems": list(problems), "events": events,
             "instrument_ms": round(instrument_ms, 3)}
+    if build_failure is not None:
+        line["build_failure"] = build_failure
+    return line
 
 
 @dataclass
@@ -175,6 +217,10 @@ class ManifestContents:
     records: List[PassRecord]
     closed: bool
     problems: List[str]
+    #: The pass contexts of a process trace, in the order they were entered (``context`` lines).
+    contexts: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: The error that ended the compilation after its last pass (a close line's ``build_failure``).
+    build_failure: Optional[str] = None
 
     @property
     def complete(self) -> bool:
@@ -194,7 +240,10 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
     records: Dict[int, PassRecord] = {}
     problems: List[str] = []
     closed = False
+    cut = False  # the last line is cut short: the disk filled (or the process stopped) while writing it
+    build_failure: Optional[str] = None
     ended = set()
+    contexts: List[Dict[str, Any]] = []
     last = max((i for i, raw in enumerate(raw_lines) if raw.strip()), default=-1)
     for i, raw in enumerate(raw_lines):
         if not raw.strip():
@@ -206,8 +255,9 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
             line = None
         if not (isinstance(line, dict) and isinstance(line.get("type"), str)):
             if i == last:
-                problems.append("the manifest's last line is cut short (the process stopped, or the disk filled, "
-                                "while it was written)")
+                problems.append("the manifest's last line is cut short (the disk filled while it was written, or "
+                                "writing it was cut off)")
+                cut = True
                 break
             raise RelayVizTraceError(f"{at}: not a manifest record; the file is corrupt") from None
         kind = line["type"]
@@ -240,6 +290,17 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
             ended.add(record.index)
             for key, value in _checked_fields(line, _END_FIELDS, at).items():
                 setattr(record, key, value)
+        elif kind == "context":
+            values = {}
+            for name, (check, expected) in _CONTEXT_CHECKS.items():
+                if not check(line.get(name)):
+                    raise RelayVizTraceError(f"{at}: field {name!r} of a context line must be {expected}, not "
+                                             f"{json_type_name(line.get(name))}; the file is corrupt")
+                values[name] = line.get(name)
+            if values["index"] != len(contexts) or (values["parent"] is not None
+                                                    and values["parent"] >= values["index"]):
+                raise RelayVizTraceError(f"{at}: pass context {values['index']} is out of order; the file is corrupt")
+            contexts.append(values)
         elif kind == "close":
             closed = True
             found = line.get("problems", [])
@@ -247,18 +308,31 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
                 raise RelayVizTraceError(f"{at}: field 'problems' must be a list of strings, not "
                                          f"{json_type_name(found)}; the file is corrupt")
             problems.extend(found)
+            failure = line.get("build_failure")
+            if failure is not None and not isinstance(failure, str):
+                raise RelayVizTraceError(f"{at}: field 'build_failure' must be a string or null, not "
+                                         f"{json_type_name(failure)}; the file is corrupt")
+            build_failure = build_failure or failure
     ordered = [records[i] for i in sorted(records)]
-    if not closed:
+    if not closed and cut:  # nothing could be written after the cut: what happened next is not known
+        problems.append("the trace has no closing record: the manifest could not be written past its last line")
+    elif not closed:
         problems.append("the trace has no closing record: the process stopped during the compilation "
                         "(or the manifest could not be written to its end)")
     for record in ordered:
         if record.index in ended:
             continue
-        if not closed and record.error is None:
-            record.error = "did not finish: the process stopped during this pass"
+        if not closed and cut:  # the build may have gone on: the pass is not said to have failed
+            record.note = "; ".join(filter(None, [record.note, _END_CUT]))
+        elif not closed and record.error is None:
+            record.error = STOPPED_DURING
         elif closed:  # the instrument stopped recording while the pass ran; the pass went on
             record.note = "; ".join(filter(None, [record.note, _END_NOT_RECORDED]))
-    return ManifestContents(header, ordered, closed, problems)
+    for record in ordered:
+        if record.context is not None and record.context >= len(contexts):
+            raise RelayVizTraceError(f"{where}: pass event {record.index} names pass context {record.context}, "
+                                     "which the manifest never opens; the file is corrupt")
+    return ManifestContents(header, ordered, closed, problems, contexts, build_failure)
 
 
 def _checked_fields(line: Dict[str, Any], names: Tuple[str, ...], at: str) -> Dict[str, Any]:

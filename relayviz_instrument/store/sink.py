@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Protocol, Set
 
 from ..errors import RelayVizTraceError
 from ..format import Document
-from .records import PassRecord, begin_line, close_line, end_line, header_line
+from .records import PassRecord, begin_line, close_line, context_line, end_line, header_line
 
 __all__ = ["TraceStore", "TraceSink"]
 
@@ -90,6 +90,10 @@ class TraceSink:
         self._ended.add(record.index)
         self.store.append(end_line(record))
 
+    def context(self, index: int, parent: Optional[int], opened: str, opt_level: Optional[int]) -> None:
+        """The ``context`` line of a pass context a process trace entered (see ``records.py``)."""
+        self.store.append(context_line(index, parent, opened, opt_level))
+
     def has_begun(self, index: int) -> bool:
         """Whether the ``begin`` line of event ``index`` was written."""
         return index in self._begun
@@ -98,16 +102,24 @@ class TraceSink:
         """Whether the ``end`` line of event ``index`` was written."""
         return index in self._ended
 
-    def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
+    def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float,
+              build_failure: Optional[str] = None) -> None:
         """The ``close`` line (once; later calls do nothing), then flush the store."""
         if self.closed:
             return
         self.closed = True
         try:
             self.store.append(close_line(complete=complete, problems=problems, events=events,
-                                         instrument_ms=instrument_ms))
+                                         instrument_ms=instrument_ms, build_failure=build_failure))
         finally:
             self.store.close()
+
+    def close_again(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
+        """Another ``close`` line, for problems that arose after the first (recording the built
+        graph): a reader adds its problems to the first's. Then flush again."""
+        self.store.append(close_line(complete=complete, problems=problems, events=events,
+                                     instrument_ms=instrument_ms))
+        self.store.close()
 
     def add_after_close(self, record: PassRecord) -> None:
         """Both lines of an event recorded after the context exited, then flush again."""

@@ -129,13 +129,19 @@ class Trace:
     """
 
     def __init__(self, path: Optional[Path], header: Dict[str, Any], records: List[PassRecord],
-                 complete: bool, problems: List[str]) -> None:
+                 complete: bool, problems: List[str], contexts: Optional[List[Dict[str, Any]]] = None,
+                 build_failure: Optional[str] = None) -> None:
         self.path = path
         self.header = header
         self.records = records
         self.complete = complete
         #: Why the trace is incomplete: instrument failures, a missing close record, ...
         self.problems = problems
+        #: The pass contexts of a trace of a whole process (``relayviz run``), in the order entered:
+        #: ``index``, ``parent``, ``opened`` (``file:line``), ``opt_level``; empty for one context.
+        self.contexts = contexts or []
+        #: The error that ended the compilation after its last pass (in code generation), if any.
+        self.build_failure = build_failure
 
     def snapshot(self, ref: str) -> Document:
         """The validated RelayViz document stored under ``ref``."""
@@ -198,4 +204,5 @@ def load_trace(path: Union[str, "os.PathLike[str]"]) -> Trace:
         lines.append(data[start:end])
         start = end + 1
     contents = read_manifest(lines, str(manifest))
-    return Trace(root, contents.header, contents.records, contents.complete, contents.problems)
+    return Trace(root, contents.header, contents.records, contents.complete, contents.problems,
+                 contents.contexts, contents.build_failure)

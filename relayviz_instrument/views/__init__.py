@@ -3,6 +3,8 @@
 and prints one of the two.
 
     overview.py         show_trace      -> TraceOverview (TraceSummary, PassTable)
+    context_table.py    ContextTable: the pass contexts of a trace of a whole process
+    suite_table.py      show_suite      -> SuiteOverview: a folder of per-test traces
     trace_report.py     report_trace    -> TraceReport
     diff_tree.py        DiffView, OpDeltaTable: one diff as a tree of hunks, op-count deltas
     comparison.py       compare_files / compare_pass / compare_traces -> FileComparison, TraceComparison

@@ -29,6 +29,8 @@ from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, even
 from ..names import printable, shorten
 from ..format.irs import ARTIFACT_IRS
 from ..store import PassRecord, TraceLike, snapshot_path
+from ..store.records import STOPPED_DURING
+from .context_table import ContextTable, context_rows
 
 __all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "show_trace",
            "trace_notes", "changed_text"]
@@ -70,6 +72,8 @@ class TraceSummary:
         for r in records:
             by_ir[r.ir] = by_ir.get(r.ir, 0) + 1
         top = sum(r.duration_ms for r in records if r.depth == 1 and r.ir not in ARTIFACT_IRS)
+        # A pass the process stopped in has no time: the sum is of the passes that ended.
+        running = [r for r in records if r.error == STOPPED_DURING]
         changed = sum(1 for r in records if r.changed)
         compared = sum(1 for r in records if r.changed is not None)
         snapshots = {ref for r in records for ref in (r.before, r.after) if ref}
@@ -80,15 +84,21 @@ class TraceSummary:
             line.append("\n")
         kinds = ", ".join(f"{count} {ir}" for ir, count in sorted(by_ir.items()))
         line.append(f"{len(records)} pass events ({kinds}); {changed} of {compared} compared changed "
-                    f"the module; {len(snapshots)} snapshots; passes took {top / 1000:,.2f} s")
+                    f"the module; {len(snapshots)} snapshots; passes {'that ended ' if running else ''}took "
+                    f"{top / 1000:,.2f} s")
         yield line
         if not self.trace.complete:
             yield Text("incomplete: " + "; ".join(printable(_first_line(p), None) for p in self.trace.problems),
                        style="bold yellow")
         for r in records:
             if r.error is not None and not any(c.error is not None and c.parent == r.index for c in records):
-                yield Text(f"pass {printable(r.name)} (#{r.index}) failed: {printable(_first_line(r.error), None)}",
-                           style="bold red")
+                what = "was running when the process stopped" if r.error == STOPPED_DURING else (
+                    f"failed: {printable(_first_line(r.error), None)}")
+                yield Text(f"pass {printable(r.name)} (#{r.index}) {what}", style="bold red")
+        failure = getattr(self.trace, "build_failure", None)
+        if failure is not None:
+            when = "after its last pass" if records else "before any pass ran"
+            yield Text(f"the compilation failed {when}: {printable(_first_line(failure), None)}", style="bold red")
         skipped = [r for r in records if r.skipped]
         if skipped:
             ran = sum(1 for r in records if r.bisect is not None and not r.skipped)
@@ -114,11 +124,16 @@ def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> Li
     if gaps is None:
         by_index = {r.index: r for r in records}
         gaps = len([g for b in builds for g in pipeline_gaps(b.members(by_index))])
-    if gaps:
+    if gaps and any(r.context is not None for r in records):
         notes.append(f"the module changed {gaps} time(s) outside any recorded pass (rows '(outside any "
-                     "pass)'): code between passes, or passes run under a PassContext of their own, as "
-                     "relay.quantize runs its annotate, calibrate and realize passes; an instrument sees only "
-                     "the passes of the contexts it is given to")
+                     "pass)'): code between passes (this trace holds every pass context the process entered)")
+    elif gaps:
+        # relay.quantize is the usual example on Relay; a Relax trace is told of nothing of Relay's.
+        example = "" if builds and all(b.relax for b in builds) else (
+            ", as relay.quantize runs its annotate, calibrate and realize passes")
+        notes.append(f"the module changed {gaps} time(s) outside any recorded pass (rows '(outside any "
+                     f"pass)'): code between passes, or passes run under a PassContext of their own{example}; "
+                     "an instrument sees only the passes of the contexts it is given to")
     why: Dict[str, int] = {}
     for r in records:
         if r.note:
@@ -128,7 +143,10 @@ def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> Li
 
 
 def changed_text(record: PassRecord) -> Text:
-    """A pass table's ``changed`` cell: ``yes``, ``no``, ``-`` (not compared), ``skipped`` or ``failed``."""
+    """A pass table's ``changed`` cell: ``yes``, ``no``, ``-`` (not compared), ``skipped``, ``failed``
+    or ``running`` (when the process stopped)."""
+    if record.error == STOPPED_DURING:
+        return Text("running", style="bold red")
     if record.error is not None:
         return Text("failed", style="bold red")
     if record.skipped:
@@ -214,7 +232,7 @@ class PassTable:
         minus = str(summary.get("removed", "")) if r.changed else ""
         tilde = (str(summary.get("changed", 0) + summary.get("rewired", 0))
                  if r.changed and summary else "")
-        ms = "—" if r.ir in ARTIFACT_IRS else f"{r.duration_ms:,.1f}"
+        ms = "—" if r.ir in ARTIFACT_IRS or r.error == STOPPED_DURING else f"{r.duration_ms:,.1f}"
         return [str(r.index), name, str(r.depth), ms, changed, nodes, plus, minus, tilde]
 
 
@@ -241,6 +259,9 @@ class TraceOverview:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         path = getattr(self.trace, "path", None)
         yield TraceSummary(self.trace, path=None if path is None else str(path), notes=self.notes)
+        contexts = getattr(self.trace, "contexts", None)
+        if contexts:
+            yield ContextTable(context_rows(contexts, self.trace.records))
         many = len(self.sections) > 1
         for section in self.sections:
             title = None
@@ -268,8 +289,8 @@ class TraceOverview:
                 yield Text(line, no_wrap=True, overflow="ignore")
 
     def to_json(self) -> Dict[str, Any]:
-        """``{"trace", "complete", "problems", "notes", "header", "records", "roles", "builds",
-        "gaps", "summaries"}``: every record as recorded, the role of each event with a
+        """``{"trace", "complete", "problems", "build_failure", "notes", "header", "records", "roles",
+        "builds", "gaps", "contexts", "summaries"}``: every record as recorded, the role of each event with a
         snapshot, the compilations, the changes outside passes, and the diff summary each
         shown row credits, by record index."""
         trace = self.trace
@@ -277,13 +298,16 @@ class TraceOverview:
                  "summary": row.summary}
                 for section in self.sections for row in section.rows if row.gap is not None]
         return {"trace": str(trace.path) if trace.path is not None else None, "complete": trace.complete,
-                "problems": list(trace.problems), "notes": list(self.notes),
+                "problems": list(trace.problems), "build_failure": getattr(trace, "build_failure", None),
+                "notes": list(self.notes),
                 "header": getattr(trace, "header", {}), "records": [r.to_json() for r in trace.records],
                 "roles": {str(i): role for i, role in sorted(self.roles.items())},
                 "builds": [{"number": s.build.number, "first": s.build.first, "last": s.build.last,
                             "lowered": s.build.lowered, "built": [a.index for a in s.build.artifacts]}
                            for s in self.sections],
                 "gaps": gaps,
+                "contexts": [row.to_json() for row in context_rows(getattr(trace, "contexts", None) or [],
+                                                                    trace.records)],
                 "summaries": {str(index): summary for index, summary in sorted(self.summaries.items())}}
 
 

@@ -206,7 +206,11 @@ def _chosen(trace: Trace, selector: Union[str, int, None]) -> PassRecord:
     if selector is None:
         record = trace.failed
         if record is None:
-            raise RelayVizUsageError(f"{trace.path}: no pass failed in this trace; name one with --pass "
+            failure = getattr(trace, "build_failure", None)
+            first = (failure or "").splitlines() or [""]
+            after = "" if failure is None else (
+                f" (the compilation failed after its last pass, in no pass: {printable(first[0], 200)})")
+            raise RelayVizUsageError(f"{trace.path}: no pass failed in this trace{after}; name one with --pass "
                                      "(its input module must have been kept: RelayVizTrace(keep_modules=...))")
     else:
         record = select_event(trace, selector)

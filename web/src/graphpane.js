@@ -11,7 +11,7 @@ const CHAR_W = 6.4;
 const SMALL_KINDS = new Set(['Const', 'Var', 'GlobalVar', 'Op', 'Constructor']);
 const LABEL_CHARS = 44;
 const FAR = 0.4;
-const READABLE = 0.6;
+const READABLE = 0.9;
 const ARROWS_UP_TO = 400;
 
 export class GraphPane {
@@ -164,7 +164,9 @@ export class GraphPane {
       return [key.slice(0, i), key.slice(i + 1), side];
     });
     const t1 = performance.now();
-    const layout = layoutGraph(list, edgeList.map(([u, v]) => [u, v]));
+    // An edge only the input had between two nodes the output keeps is drawn, not laid out.
+    const kept = (id) => id[0] === 'g' && this.graph.nodes[+id.slice(1)][1] >= 0;
+    const layout = layoutGraph(list, edgeList.map(([u, v, side]) => [u, v, side === 1 && kept(u) && kept(v)]));
     this.layout = layout;
     const t2 = performance.now();
     const hunkOf = new Set();

@@ -25,7 +25,10 @@ const MAX_SPAN = 60;   // longer edges are drawn straight, without dummies
 const SWEEPS = 4;
 
 // nodes: [{id, w, h, parent}] (parent: an id or null; a node that is some node's parent is a
-// compound, whose w and h are ignored); edges: [[from, to]] by id.
+// compound, whose w and h are ignored); edges: [[from, to, free]] by id. A free edge does not
+// place its ends (it is drawn straight between them where the others put them): a diff's
+// edge that only the input had, between two nodes the output keeps, would otherwise pull a
+// fused function shared by several layers out of its place to every layer that called it.
 // Returns {pos: Map id -> {x, y, w, h} (centre, size), routes: [[x, y]...] per edge, width, height}.
 export function layoutGraph(nodes, edges) {
   const byId = new Map();
@@ -48,7 +51,8 @@ export function layoutGraph(nodes, edges) {
   // Each edge is laid out in the container that holds both ends: lift its ends to the
   // children of their lowest common ancestor.
   const levelEdges = new Map(); // container id (or null) -> [[u, v, edge index]]
-  edges.forEach(([s, t], k) => {
+  edges.forEach(([s, t, free], k) => {
+    if (free) return;
     let u = byId.get(s), v = byId.get(t);
     if (!u || !v) return;
     while (depthOf(u) > depthOf(v)) u = byId.get(u.parent);
@@ -281,6 +285,9 @@ function orderLayers(layers, up, down, total) {
   for (const row of layers) row.sort((a, b) => rank[a] - rank[b]);
   const renumber = (row) => row.forEach((v, i) => { rank[v] = i; });
   layers.forEach(renumber);
+  // One layer has no neighbours to order by; none at all (every box unconnected: a PrimFunc's
+  // statements when each holds the next, a function of constants) must not start the sweeps.
+  if (layers.length < 2) return;
   const sweep = (from, to, step, nb) => {
     for (let l = from; l !== to; l += step) {
       const row = layers[l];

@@ -43,6 +43,7 @@ function start() {
     onHunk: (i) => showGroup(i),
     onGoto: (target) => goto(target),
     onRoots: (roots) => showRoots(roots),
+    onNode: (g) => { pane.reveal([g]); selectNode(g); pane.focus([g]); },
   });
   const list = new PassList(passes, data, {onSelect: (i) => selectPass(i)});
 

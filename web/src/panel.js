@@ -6,12 +6,13 @@ const STATUS_WORDS = ['unchanged', 'changed', 'rewired', 'added', 'removed'];
 const VALUE_CHARS = 4000;
 
 export class Panel {
-  constructor(container, data, prov, {onHunk, onGoto, onRoots}) {
+  constructor(container, data, prov, {onHunk, onGoto, onRoots, onNode}) {
     this.data = data;
     this.prov = prov;
     this.onHunk = onHunk;
     this.onGoto = onGoto;
     this.onRoots = onRoots;
+    this.onNode = onNode;
     this.hunks = h('section', {class: 'hunks'});
     this.node = h('section', {class: 'node'});
     container.append(this.hunks, this.node);
@@ -61,6 +62,7 @@ export class Panel {
       h('p', {}, h('span', {class: `badge s${status}`}, STATUS_WORDS[status]), ' ', entry.k, entry.t ? [' ', h('code', {}, entry.t)] : []),
       h('p', {class: 'dim'}, a >= 0 ? `before: node ${a}` : 'not in the before snapshot', ' · ',
         b >= 0 ? `after: node ${b}` : 'not in the after snapshot')];
+    if (entry.f != null) parts.push(this.callee(graph, entry.f, b >= 0 ? 1 : 0, b >= 0 ? after : before));
     const fields = b >= 0 ? graph.fields[String(b)] : null;
     if (fields && fields.length) {
       parts.push(h('h3', {}, 'Changed fields'), h('table', {class: 'fields'}, fields.map(([f, x, y]) =>
@@ -71,6 +73,15 @@ export class Panel {
     parts.push(h('h3', {}, 'Fields'), fieldTable(raw, b >= 0 ? after.raw : before.raw));
     if (a >= 0 && b >= 0 && fields && fields.length) parts.push(h('h3', {}, 'Fields before'), fieldTable(before.raw[a], before.raw));
     this.node.replaceChildren(...parts);
+  }
+
+  // What a call runs (a PrimFunc for call_tir, a function of the module), as a link to it.
+  callee(graph, id, side, snapshot) {
+    const target = snapshot.nodes[id];
+    const name = target ? nodeText(target) : `node ${id}`;
+    const g = graph.nodes.findIndex((n) => n[side] === id);
+    return h('p', {class: 'callee'}, 'runs ',
+      g >= 0 ? this.link(() => this.onNode(g), h('code', {}, name)) : h('code', {}, name));
   }
 
   // A link that runs `action` when clicked.

@@ -45,8 +45,8 @@ export function counts(names, limit = 8) {
 // How a node of a snapshot is named in lists: operator, or kind and detail.
 export function nodeText(entry) {
   if (!entry) return '?';
-  if (entry.k === 'Call' && entry.n !== 'Call') return entry.n;
-  if (entry.c) return 'fn ' + (entry.d || '');
+  if (entry.k === 'Call' && entry.n !== 'Call') return entry.d ? `${entry.n} ${entry.d}` : entry.n;
+  if (entry.c) return (entry.k === 'PrimFunc' ? 'PrimFunc ' : 'fn ') + (entry.d || '');
   if (entry.k === 'Var' || entry.k === 'GlobalVar' || entry.k === 'PrimFunc') return entry.d || entry.n;
   return entry.d ? `${entry.n} ${entry.d}` : entry.n;
 }

@@ -1,0 +1,142 @@
+"""ProcessTrace: one trace of every pass context a process enters (``relayviz run``,
+``RELAYVIZ_TRACE``, ``pytest --relayviz-trace``).
+
+A :class:`RelayVizTrace` records the one pass context it is given to. A ProcessTrace is the
+same instrument put into every context (``relayviz_instrument.autotrace`` does that): it opens its trace the
+first time a context is entered and closes it when it is finished (at the process's exit),
+and each context entered in between is a *section* of the trace: a ``context`` line in the
+manifest (its number, the context it is nested in, where it was opened, its opt_level), and
+every event names the context it ran in. A context left by an exception ends the events that
+began inside it, with the error, and the trace goes on.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+import tvm
+
+from .artifacts import artifact_document, record_artifact
+from .instrument import RelayVizTrace, _ms
+from .pass_frames import error_text
+from ..store import PassRecord
+
+__all__ = ["ProcessTrace", "DEFAULT_CONTEXT"]
+
+#: Where the default pass context (the one current outside any ``with PassContext``) is "opened".
+DEFAULT_CONTEXT = "(no with-block: TVM's default pass context)"
+
+
+@dataclass
+class _Section:
+    index: int
+    #: How many events were open when the context was entered: those above it began inside.
+    stack_depth: int
+
+
+class ProcessTrace(RelayVizTrace):
+    """A :class:`RelayVizTrace` of every pass context of a process, each one a section.
+
+    Make it with the options of :class:`RelayVizTrace`; ``autotrace.start`` puts it into every
+    pass context the process enters. Before a context is entered, ``opening(context, where)``
+    says which it is and where it was opened (``file:line``); a context entered without that
+    (TVM's default context) is named :data:`DEFAULT_CONTEXT`. :meth:`record_built` records what
+    a build returned; :meth:`note_unseen` says in the trace what the instrument could not see.
+    """
+
+    def __init__(self, out_dir: Any = None, **options: Any) -> None:
+        super().__init__(out_dir, **options)
+        self._sections: List[_Section] = []
+        #: The pass contexts entered so far, as the manifest's ``context`` lines hold them.
+        self.contexts: List[Dict[str, Any]] = []
+        self._opening: Optional[Dict[str, Any]] = None
+
+    def opening(self, context: Any, where: str) -> None:
+        """The pass context about to be entered, and where (``file:line``) its ``with`` is."""
+        self._opening = {"opened": where, "opt_level": int(context.opt_level)}
+
+    def enter_pass_ctx(self) -> None:
+        opening, self._opening = self._opening, None
+        if self._disabled or self._finished:
+            return
+        with self._guard("(entering a pass context)"):
+            if self._sink is None:
+                self._open()
+            assert self._sink is not None
+            facts = opening or {"opened": DEFAULT_CONTEXT, "opt_level": None}
+            parent = self._sections[-1].index if self._sections else None
+            section = _Section(len(self.contexts), len(self._stack))
+            self.contexts.append({"index": section.index, "parent": parent, **facts})
+            self._sections.append(section)
+            self._entered = len(self._sections)
+            self._sink.context(section.index, parent, facts["opened"], facts["opt_level"])
+
+    def exit_pass_ctx(self) -> None:
+        if self._finished:
+            return
+        section = self._sections.pop() if self._sections else None
+        if self._sections:  # an inner context ends; the trace goes on
+            self._entered = len(self._sections)
+            if self._disabled or section is None:
+                return
+            with self._guard("(leaving a pass context)"):
+                self._end_section(section, sys.exc_info()[1])
+            return
+        self._entered = 1
+        super().exit_pass_ctx()
+
+    def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
+        record = super()._new_record(mod, info)
+        record.context = self._sections[-1].index if self._sections else None
+        return record
+
+    def _end_section(self, section: _Section, exc: Optional[BaseException]) -> None:
+        """End the events that began inside ``section`` and are still open (an exception went
+        through them); the events of the contexts around it stay open."""
+        assert self._sink is not None
+        now = time.perf_counter()
+        message = error_text(exc) if exc is not None else "did not finish (its pass context exited first)"
+        while len(self._stack) > section.stack_depth:
+            opened = self._stack.pop()
+            record = opened.record
+            record.duration_ms = _ms(now - opened.started - (self._guard.seconds - opened.overhead_at_start))
+            record.error = message
+            if not self._sink.has_ended(record.index):
+                self._sink.end(record)
+
+    def record_built(self, built: Any) -> None:
+        """Record what a build returned (``relay.build``'s module, ``relay.vm.compile``'s
+        executable) as the artifact of the compilation it came from. Unlike
+        :meth:`record_graph`, a failure here never reaches the caller: it is one problem in the
+        trace, and recording goes on."""
+        if self._disabled or self._sink is None or self._finished:
+            return
+        with self._guard("(recording what a build returned)"):
+            try:
+                name, ir, doc = artifact_document(built)
+                record_artifact(self.records, self._sink, name, ir, doc)
+            except Exception as exc:  # the script's build succeeded; only the trace misses its artifact
+                if self.strict:
+                    raise
+                self.note_unseen(f"what a build returned ({type(built).__name__}) could not be recorded: "
+                                 f"{type(exc).__name__}: {exc}")
+
+    def note_unseen(self, what: str) -> None:
+        """Say in the trace (its problems, once per text) that something was not recorded."""
+        if what not in self.problems:
+            self.complete = False
+            self.problems.append(what)
+
+    def finish(self) -> None:
+        """Close the trace now (the process is exiting): end every open event and write the
+        close line. Later pass contexts are not recorded."""
+        if self._finished:
+            return
+        if self._sink is None:
+            self._finished = True
+            return
+        self._sections = self._sections[:1]
+        self.exit_pass_ctx()
