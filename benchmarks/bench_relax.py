@@ -99,7 +99,8 @@ def main() -> None:
         table.add_row(name, str(runs["traced"][-1]["events"]), f"{med('plain'):.2f}", f"{med('traced'):.2f}",
                       f"{med('traced') / med('plain'):.2f}", f"{med('traced', 'instrument'):.2f}",
                       f"{med('tir'):.2f}", f"{med('tir') / med('plain'):.2f}", f"{med('tir', 'instrument'):.2f}",
-                      f"{med('traced', 'cpu') / med('plain', 'cpu'):.2f}", f"{med('tir', 'cpu') / med('plain', 'cpu'):.2f}",
+                      f"{med('traced', 'cpu') / med('plain', 'cpu'):.2f}",
+                      f"{med('tir', 'cpu') / med('plain', 'cpu'):.2f}",
                       str(runs["traced"][-1]["snapshots"]), str(runs["tir"][-1]["snapshots"]))
     console.print(table)
 
