@@ -73,6 +73,7 @@ test: setup lint
 bench: setup
 	$(PY) benchmarks/bench_serialize.py
 	$(PY) benchmarks/bench_capture.py
+	$(PY) benchmarks/bench_events.py
 	$(PY) benchmarks/bench_diff.py
 	$(PY) benchmarks/bench_html.py
 	$(PY) benchmarks/bench_export.py

@@ -1,77 +1,107 @@
 """What tracing costs a Relax build, default and with ``tir=True``, measured side by side.
 
 For each model, the zero pipeline and ``tvm.compile`` (llvm, opt_level 3; ``relax.build`` on
-TVM 0.16) run three ways, alternating over ``--repeat`` rounds so that machine noise hits all
-three alike:
+TVM 0.16) run three ways, each compile in a fresh process (a Python process compiles once, as a
+user's script does: no operator strategy or LLVM state left warm by an earlier compile), the
+ways alternating over ``--repeat`` rounds so that machine noise hits all three alike:
 
 - plain: no instrument;
 - traced: under ``RelayVizTrace`` writing a trace directory (Relax modules snapshotted, TIR
   passes counted and timed);
 - tir: the same with ``tir=True`` (every TIR pass event snapshotted, statement by statement).
 
-It prints the median build times, each traced/plain ratio, the median time spent inside the
-instrument's callbacks, pass events and snapshots. Nothing is asserted.
+Only the compile is timed (making the model, a ``torch.export`` for the PyTorch ones, is not).
+It prints the median compile times, each traced/plain ratio, and beside them the median time
+spent inside the instrument's callbacks (its own seconds), the same ratios in the process's CPU
+time (which other jobs on a shared machine disturb less than wall time), pass events and
+snapshots. Nothing is asserted.
 
-    python benchmarks/bench_relax.py [--models cnn mlp] [--repeat 5]
+    python benchmarks/bench_relax.py [--models resnet18 llama] [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from rich.console import Console
-from rich.table import Table
-
-from relayviz_instrument import RelayVizTrace
-from relayviz_instrument.capture import compile_relax
-from relayviz_instrument.demo.relax_models import RELAX_MODELS, relax_host_target, relax_workload, torch_available
+WAYS = ("plain", "traced", "tir")
 
 
-def build(mod: Any, instruments: List[Any]) -> float:
+def child(model: str, way: str, out: str) -> None:
+    """One compile of ``model`` in this process, ``way`` traced or not; print one JSON line."""
     import tvm
 
-    started = time.perf_counter()
-    with tvm.transform.PassContext(opt_level=3, instruments=instruments):
-        compile_relax(mod, target=relax_host_target())
-    return time.perf_counter() - started
+    from relayviz_instrument import RelayVizTrace
+    from relayviz_instrument.capture import compile_relax
+    from relayviz_instrument.demo.relax_models import relax_host_target, relax_workload
+
+    mod = relax_workload(model)
+    target = relax_host_target()
+    trace = None if way == "plain" else RelayVizTrace(Path(out) / "trace", tir=way == "tir")
+    started, cpu = time.perf_counter(), time.process_time()
+    with tvm.transform.PassContext(opt_level=3, instruments=[] if trace is None else [trace]):
+        compile_relax(mod, target=target)
+    result: Dict[str, Any] = {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu}
+    if trace is not None:
+        result.update(instrument=trace.instrument_seconds, events=len(trace.records),
+                      snapshots=len(list((Path(out) / "trace" / "snapshots").iterdir())))
+    print(json.dumps(result))
+
+
+def run_child(model: str, way: str) -> Dict[str, Any]:
+    tmp = tempfile.mkdtemp(prefix="bench-relax-")
+    try:
+        done = subprocess.run([sys.executable, __file__, "--child", model, way, tmp],
+                              capture_output=True, text=True, check=True)
+        result: Dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        return result
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(*sys.argv[2:5])
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    from relayviz_instrument.demo.relax_models import torch_available
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=[m for m in RELAX_MODELS if m != "cnn" or torch_available()])
+    parser.add_argument("--models", nargs="+", default=[m for m in ("resnet18", "llama")
+                                                        if m != "resnet18" or torch_available()])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    console = Console(width=160)
-    table = Table(title=f"zero pipeline + tvm.compile, llvm, opt_level=3 (median of {args.repeat}, alternating)")
-    for column in ("model", "events", "plain s", "traced s", "traced/plain", "tir s", "tir/plain",
-                   "instrument s", "instrument (tir) s", "snapshots", "snapshots (tir)"):
+    console = Console(width=180)
+    table = Table(title=f"zero pipeline + tvm.compile, llvm, opt_level=3, a fresh process per compile "
+                        f"(median of {args.repeat}, alternating)")
+    for column in ("model", "events", "plain s", "traced s", "traced/plain", "instrument s", "tir s", "tir/plain",
+                   "instrument (tir) s", "CPU traced/plain", "CPU tir/plain", "snapshots", "snapshots (tir)"):
         table.add_column(column, justify="right")
     for name in args.models:
-        mod = relax_workload(name)
-        build(mod, [])  # warm-up: operator strategies, LLVM initialisation
-        times: Dict[str, List[float]] = {"plain": [], "traced": [], "tir": []}
-        overhead: Dict[str, List[float]] = {"traced": [], "tir": []}
-        events = 0
-        snapshots: Dict[str, int] = {}
+        runs: Dict[str, List[Dict[str, Any]]] = {way: [] for way in WAYS}
         for _ in range(args.repeat):
-            times["plain"].append(build(mod, []))
-            for way, tir in (("traced", False), ("tir", True)):
-                with tempfile.TemporaryDirectory() as tmp:
-                    trace = RelayVizTrace(Path(tmp) / "trace", tir=tir)
-                    times[way].append(build(mod, [trace]))
-                    overhead[way].append(trace.instrument_seconds)
-                    events = len(trace.records)
-                    snapshots[way] = len(list((Path(tmp) / "trace" / "snapshots").iterdir()))
-        med = {way: statistics.median(values) for way, values in times.items()}
-        table.add_row(name, str(events), f"{med['plain']:.2f}", f"{med['traced']:.2f}",
-                      f"{med['traced'] / med['plain']:.2f}", f"{med['tir']:.2f}", f"{med['tir'] / med['plain']:.2f}",
-                      f"{statistics.median(overhead['traced']):.2f}", f"{statistics.median(overhead['tir']):.2f}",
-                      str(snapshots["traced"]), str(snapshots["tir"]))
+            for way in WAYS:
+                runs[way].append(run_child(name, way))
+
+        def med(way: str, key: str = "seconds") -> float:
+            return statistics.median(r[key] for r in runs[way])
+
+        table.add_row(name, str(runs["traced"][-1]["events"]), f"{med('plain'):.2f}", f"{med('traced'):.2f}",
+                      f"{med('traced') / med('plain'):.2f}", f"{med('traced', 'instrument'):.2f}",
+                      f"{med('tir'):.2f}", f"{med('tir') / med('plain'):.2f}", f"{med('tir', 'instrument'):.2f}",
+                      f"{med('traced', 'cpu') / med('plain', 'cpu'):.2f}",
+                      f"{med('tir', 'cpu') / med('plain', 'cpu'):.2f}",
+                      str(runs["traced"][-1]["snapshots"]), str(runs["tir"][-1]["snapshots"]))
     console.print(table)
 
 

@@ -40,13 +40,17 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _BY_FD = _NOFOLLOW != 0 and os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd  # rename: replace's probe
 
 
-def atomic_write_bytes(path: PathLike, data: bytes, *, within: Optional[PathLike] = None) -> None:
+def atomic_write_bytes(path: PathLike, data: bytes, *, within: Optional[PathLike] = None,
+                       durable: bool = True) -> None:
     """Write ``data`` to ``path``: a temporary file in the same directory, fsync, then rename.
 
     The file gets the permissions the umask gives a new file. With ``within`` (a directory
     ``path`` is inside, such as a trace directory), the folders between them are created if
     missing and none of them may be a symbolic link: a link is refused, never followed.
     Raises :class:`RelayVizIOError` (an ``OSError``) naming the path when it cannot be written.
+    ``durable=False`` leaves out the fsync: the file is still whole or absent for any reader and
+    after the writing process dies, only not after a power loss (a trace's snapshots, written
+    by the hundred during a compilation, where an fsync each cost more than the snapshot).
     """
     path = Path(path)
     parts: Sequence[str] = ()
@@ -68,7 +72,8 @@ def atomic_write_bytes(path: PathLike, data: bytes, *, within: Optional[PathLike
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if durable:
+                    os.fsync(handle.fileno())
             if dir_fd is not None:
                 os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             else:

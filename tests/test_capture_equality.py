@@ -37,6 +37,23 @@ def test_the_same_functions_in_a_new_module_are_equal_at_once() -> None:
     assert structurally_equal(mod, again) is True
 
 
+def test_the_same_functions_under_new_global_vars_of_the_same_names_are_the_same_functions() -> None:
+    tir = tvm.tirx if hasattr(tvm, "tirx") else tvm.tir
+    x = tir.Var("x", "int64")
+    f, g = tir.PrimFunc([x], tir.Evaluate(x + 1)), tir.PrimFunc([x], tir.Evaluate(x + 2))
+    mod = tvm.IRModule({"f": f, "g": g})
+    renamed = tvm.IRModule({"f": f, "g": g})  # new GlobalVar objects, the same names and functions
+    assert not any(a.same_as(b) for a in mod.get_global_vars() for b in renamed.get_global_vars())
+    assert _same_functions(mod, renamed) and _same_functions(renamed, mod)
+    swapped = tvm.IRModule({"f": g, "g": f})  # the same function objects under the other names
+    assert not _same_functions(mod, swapped)
+    shared = _rebuilt(mod)  # the same GlobalVars: answered by address alone
+    assert _same_functions(mod, shared)
+    replaced = _rebuilt(mod, {gvar: (g if str(gvar.name_hint) == "f" else func)
+                              for gvar, func in mod.functions.items()})
+    assert not _same_functions(mod, replaced)
+
+
 @needs_relax
 def test_an_equal_program_made_again_is_equal_and_a_rewrite_is_not() -> None:
     from tvm import relax

@@ -10,7 +10,7 @@ import pytest
 import tvm
 
 from relayviz_instrument.serialize.reflection import (ARRAY, INT_IMM, TIR_VAR, classes, dict_attrs_items, field,
-                                                      items, masked_text, object_fields, object_key, optional_field,
+                                                      items, map_items, masked_text, object_fields, object_key, optional_field,
                                                       type_key)
 
 #: TVM 0.2x (apache-tvm) calls TIR ``tvm.tirx``.
@@ -34,6 +34,17 @@ def test_items_are_the_elements_list_gives_in_order() -> None:
     assert [object_key(x) for x in items(array)] == [object_key(n), object_key(m), object_key(n)]
     assert items(tvm.runtime.convert([])) == []
     assert items((1, 2)) == [1, 2]  # a Python sequence passes through
+
+
+def test_map_items_are_the_pairs_items_gives_in_order() -> None:
+    x = TIR.Var("x", "int64")
+    funcs = {f"f{i}": TIR.PrimFunc([x], TIR.Evaluate(x + i)) for i in range(3)}
+    mod = tvm.IRModule(funcs)
+    pairs = map_items(mod.functions)
+    assert [(object_key(k), object_key(v)) for k, v in pairs] == [
+        (object_key(k), object_key(v)) for k, v in mod.functions.items()]
+    assert sorted(str(k.name_hint) for k, _ in pairs) == ["f0", "f1", "f2"]
+    assert map_items(tvm.IRModule({}).functions) == []
 
 
 def test_an_optional_field_is_none_where_the_class_lacks_it_and_the_field_where_it_has_it() -> None:

@@ -41,6 +41,21 @@ def test_snapshots_are_content_addressed_compressed_and_stored_once(tmp_path):
     writer.close()
 
 
+def test_snapshots_are_not_synced_one_by_one_and_the_manifest_is_synced_at_close(tmp_path, monkeypatch):
+    import os
+
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")), real_fsync(fd)))
+    writer = DirectoryStore(tmp_path / "t")
+    refs = [writer.put(_doc(name)) for name in "abc"]
+    writer.append({"type": "header"})
+    assert synced == []  # an fsync per snapshot cost more than serializing a small module
+    writer.close()
+    assert [Path(p).name for p in synced] == [MANIFEST]
+    assert [writer.get(ref) for ref in refs] == [_doc(name) for name in "abc"]
+
+
 def test_memory_store_gives_the_same_refs(tmp_path):
     memory = MemoryStore()
     writer = DirectoryStore(tmp_path / "t")

@@ -16,7 +16,7 @@ from typing import Any, Callable, List, Optional, Tuple, Type
 
 import tvm
 
-from ..serialize.reflection import dict_attrs_items, object_key
+from ..serialize.reflection import dict_attrs_items, field, map_items, object_key
 
 __all__ = ["structurally_equal"]
 
@@ -86,6 +86,8 @@ def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:
     attrs_a, attrs_b = a.attrs, b.attrs
     if attrs_a is None or attrs_b is None:
         return attrs_a is None and attrs_b is None
+    if object_key(attrs_a) == object_key(attrs_b):  # one DictAttrs shared by both: nothing to read
+        return True
     ours, theirs = dict_attrs_items(attrs_a), dict_attrs_items(attrs_b)
     return [k for k, _ in ours] == [k for k, _ in theirs] and all(
         _identical(x, y) for (_, x), (_, y) in zip(ours, theirs))
@@ -102,14 +104,18 @@ def _identical(x: Any, y: Any) -> bool:
 def _same_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
     """Whether two modules (whose attributes are the same, see ``_same_attrs``) hold the same
     function objects under the same names and the same type definitions."""
-    fa, fb = a.functions, b.functions
+    fa, fb = map_items(field(a, "functions")), map_items(field(b, "functions"))
     if len(fa) != len(fb):
         return False
-    theirs = {str(g.name_hint): f for g, f in fb.items()}
-    for gvar, func in fa.items():
-        other = theirs.get(str(gvar.name_hint))
-        if other is None or not _identical(func, other):
-            return False
+    # Passes that change nothing keep the GlobalVars too: compared by address first, the
+    # names (a call into TVM each) are read only when the GlobalVars differ.
+    by_address = {object_key(g): f for g, f in fb}
+    if not all(_identical(func, by_address.get(object_key(gvar))) for gvar, func in fa):
+        theirs = {str(field(g, "name_hint")): f for g, f in fb}
+        for gvar, func in fa:
+            other = theirs.get(str(field(gvar, "name_hint")))
+            if other is None or not _identical(func, other):
+                return False
     types_a, types_b = _type_definitions(a), _type_definitions(b)
     if types_a is None or types_b is None:
         return types_a is None and types_b is None

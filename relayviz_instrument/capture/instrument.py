@@ -46,7 +46,7 @@ from ..format.irs import MODULE_IRS, TIR
 from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
                       RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning)
 from ..serialize import Serializer, module_ir, serializer_for
-from ..serialize.reflection import field
+from ..serialize.reflection import field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .artifacts import artifact_document, record_artifact
 from .equality import shares_functions, structurally_equal
@@ -138,6 +138,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self.path: Optional[Path] = None
         self._sink: Optional[TraceSink] = None
         self._serializers: Dict[str, Union[Serializer, str]] = {}  # dialect -> serializer, or why none
+        self._pass_infos: Dict[int, Tuple[Any, Tuple[str, int, Tuple[str, ...]]]] = {}  # see _pass_info
         self._policy = SnapshotPolicy(self._take, structurally_equal)
         self._stack: List[_OpenPass] = []
         #: The module the last pass run directly in the context returned, and its snapshot: what
@@ -318,11 +319,21 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
         """The record of a pass event beginning now, nested in the innermost open one."""
         parent = self._stack[-1].record.index if self._stack else None
-        required = field(info, "required")
-        return PassRecord(index=len(self.records), name=str(field(info, "name")),
-                          opt_level=int(field(info, "opt_level")),
-                          required=tuple(str(required[i]) for i in range(len(required))),
+        name, opt_level, required = self._pass_info(info)
+        return PassRecord(index=len(self.records), name=name, opt_level=opt_level, required=required,
                           depth=len(self._stack) + 1, parent=parent, ir=_module_ir(mod))
+
+    def _pass_info(self, info: Any) -> Tuple[str, int, Tuple[str, ...]]:
+        """A pass's name, opt_level and required passes, read from its (immutable) PassInfo once:
+        a pass in a loop or a Sequential run again hands the same PassInfo to every event."""
+        key = object_key(info)
+        known = self._pass_infos.get(key)
+        if known is None:
+            required = field(info, "required")
+            known = (info, (str(field(info, "name")), int(field(info, "opt_level")),
+                            tuple(str(required[i]) for i in range(len(required)))))
+            self._pass_infos[key] = known  # holds the PassInfo: its address is not reused meanwhile
+        return known[1]
 
     # -- snapshots ----------------------------------------------------------------------------
 
@@ -536,6 +547,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
 
     def _release(self) -> None:
         self._serializers = {}
+        self._pass_infos = {}
         self._stack = []
         self._last_top = None
         self._policy.forget()

@@ -20,6 +20,7 @@ __all__ = [
     "field",
     "optional_field",
     "items",
+    "map_items",
     "dict_attrs_items",
     "type_key",
     "object_fields",
@@ -127,6 +128,20 @@ def items(array: Any) -> List[Any]:
     return [_ARRAY_ITEM(array, i) for i in range(_ARRAY_SIZE(array))]
 
 
+_MAP_ITEMS: Any = getattr(_ARRAY_API, "MapItems", None)
+
+
+def map_items(mapping: Any) -> List[Tuple[Any, Any]]:
+    """The ``(key, value)`` pairs of a TVM ``Map`` (a module's functions), as ``items()``
+    gives them. Before TVM 0.20 ``items()`` reads each element through Python's slow
+    item lookup; here the flat array of keys and values is read by index."""
+    if _MAP_ITEMS is None or _ARRAY_ITEM is None:
+        return list(mapping.items())
+    flat = _MAP_ITEMS(mapping)
+    size = _ARRAY_SIZE(flat)
+    return [(_ARRAY_ITEM(flat, i), _ARRAY_ITEM(flat, i + 1)) for i in range(0, size, 2)]
+
+
 #: How ``optional_field`` reads each name of each class (TVMs before 0.20 only): one of
 #: the three ways below, found once per class and name.
 _WAYS: Dict[Tuple[type, str], int] = {}
@@ -189,16 +204,23 @@ def type_key(obj: Any) -> str:
     return str(key) if key is not None else f"{type(obj).__module__}.{type(obj).__name__}"
 
 
+#: The reflected fields of each tvm-ffi class (TVM 0.2x), by class.
+_FIELDS_OF_CLASS: Dict[type, List[str]] = {}
+
+
 def object_fields(obj: Any) -> List[str]:
     """The names of an object's reflected fields, base class first (for attrs classes with no
     Python class of their own, and for attrs on TVMs whose Attrs have no ``keys()``)."""
     info = getattr(type(obj), "__tvm_ffi_type_info__", None)
     if info is not None:
-        chain = []
-        while info is not None:
-            chain.append(info)
-            info = info.parent_type_info
-        return [str(f.name) for i in reversed(chain) for f in i.fields]
+        known = _FIELDS_OF_CLASS.get(type(obj))
+        if known is None:  # a class's type information does not change: read once (milliseconds)
+            chain = []
+            while info is not None:
+                chain.append(info)
+                info = info.parent_type_info
+            known = _FIELDS_OF_CLASS[type(obj)] = [str(f.name) for i in reversed(chain) for f in i.fields]
+        return list(known)
     names = tvm.runtime._ffi_node_api.NodeListAttrNames(obj)
     return [str(names(i)) for i in range(names(-1))]
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Pr
 
 from ..format import Document, new_document
 from .cache import GenerationalCache
-from .reflection import object_key
+from .reflection import field, map_items, object_key
 
 __all__ = ["Expansion", "Walk", "DocumentWriter"]
 
@@ -134,7 +134,8 @@ class DocumentWriter:
         root's ``functions``), with the further root ``fields`` that are not ``None``."""
         walk = Walk(expand)
         functions: Dict[str, int] = {}
-        for name, func in sorted((str(gvar.name_hint), func) for gvar, func in mod.functions.items()):
+        for name, func in sorted((str(field(gvar, "name_hint")), func)
+                                 for gvar, func in map_items(field(mod, "functions"))):
             walk.names[object_key(func)] = name
             functions[name] = walk.visit(func)
         self.rotate()

@@ -92,7 +92,10 @@ class DirectoryStore:
         if (folder, ref) not in self._written:
             target = self.root / folder / f"{ref}.json{ZSTD_SUFFIX}"
             if not target.exists():
-                atomic_write_bytes(target, self._compressor.compress(data), within=self.root)
+                # No fsync per file: like the manifest's lines, a snapshot is handed to the
+                # operating system, which keeps it if the process dies (the case a trace is
+                # made for); an fsync each cost more than serializing a small module.
+                atomic_write_bytes(target, self._compressor.compress(data), within=self.root, durable=False)
             self._written.add((folder, ref))
         return ref
 
