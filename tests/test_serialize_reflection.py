@@ -10,8 +10,8 @@ import pytest
 import tvm
 
 from relayviz_instrument.serialize.reflection import (ARRAY, INT_IMM, TIR_VAR, classes, dict_attrs_items, field,
-                                                      items, map_items, masked_text, object_fields, object_key, optional_field,
-                                                      type_key)
+                                                      items, map_items, masked_text, object_fields, object_key,
+                                                      optional_field, type_key)
 
 #: TVM 0.2x (apache-tvm) calls TIR ``tvm.tirx``.
 NEW_TVM = hasattr(tvm, "tirx")
