@@ -157,10 +157,6 @@ def test_flatten_buffer_hunks_show_buffers_and_flat_indices(flattened: Tuple[Pat
     assert {"x float32[256] declared", "y float32[256] declared"} <= set(added)  # the parameters' flat views
 
 
-@pytest.mark.xfail(strict=True, reason="the matcher pairs allocations by their place in the statement "
-                   "chain, not by buffer: FlattenBuffer's first new statement, the declaration of x's flat view, "
-                   "is paired with the allocation of T_add_intermediate (a fix in diff/signatures.py and the "
-                   "matcher's residual phase; see the report of this change)")
 def test_flatten_buffer_pairs_no_allocation_with_a_parameters_declaration(flattened: Tuple[Path, Any]) -> None:
     path, _ = flattened
     trace = load_trace(path)

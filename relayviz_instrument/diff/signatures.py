@@ -43,6 +43,9 @@ FIELD_TIERS: Mapping[str, int] = {
 #: Fields that make up the tier-0 label of these kinds (they name what the node is).
 _NAMING_FIELDS: Mapping[str, Tuple[str, ...]] = {
     "Op": ("name",), "GlobalVar": ("name",), "Constructor": ("adt", "name"), "Opaque": ("type_key",),
+    # A TIR allocation is the buffer it makes: FlattenBuffer declares the parameters' flat views
+    # first, and by place in the statement chain alone one buffer was paired with another.
+    "Allocate": ("declared", "name"),
 }
 
 
