@@ -151,6 +151,13 @@ def test_search_a_node_and_follow_its_history(page: Any, report: Path, resnet18_
     assert "In the input module as node" in history
     assert re.search(r"removed by LowerTensorExpr #103", history)
     assert re.search(r"rewired by CanonicalizeOps #60", history)
+    # And forward: the kernel that computes it, as the Python provenance says.
+    prov = provenance(load_trace(trace_dir))
+    [softmax] = prov.find(0, op="nn.softmax")
+    below = prov.descendants((0, softmax))
+    becomes = re.search(r"Becomes (\d+) nodes? of the last snapshot: (.*)\.", history)
+    assert becomes and int(becomes.group(1)) == len(below) == 1
+    assert "tvmgen_default_fused_nn_softmax" in becomes.group(2)
     page.click(".events a:text('LowerTensorExpr #103')")
     assert selected_pass(page) == "LowerTensorExpr"
     assert page.inner_text(".node h2") == "nn.softmax" and "removed" in page.inner_text(".node .badge")
@@ -164,7 +171,6 @@ def test_search_a_node_and_follow_its_history(page: Any, report: Path, resnet18_
     assert re.search(r"created by GraphExecutorCodegen #1612", node)
     stems = re.search(r"Stems from (\d+) nodes? of the input module", node)
     # The viewer's walk through the steps agrees with the Python provenance.
-    prov = provenance(load_trace(trace_dir))
     [kernel] = prov.find(prov.last, op="tvmgen_default_fused_nn_softmax")
     assert stems and int(stems.group(1)) == len(prov.history((prov.last, kernel)).roots) > 0
     page.click(".stems a")

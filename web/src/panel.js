@@ -110,6 +110,12 @@ export class Panel {
         this.link(() => this.onRoots(roots), `${roots.length} node${roots.length === 1 ? '' : 's'} of the input module`),
         rootNames ? ': ' + rootNames : '', '.'));
     }
+    if (key[0] < this.prov.last) {  // and forward: what it became in the last snapshot
+      const below = this.prov.descendants(...key);
+      out.push(h('p', {class: 'becomes'}, below.length
+        ? `Becomes ${below.length} node${below.length === 1 ? '' : 's'} of the last snapshot: ${names(this.prov.last, below)}.`
+        : 'Becomes no node of the last snapshot.'));
+    }
     const items = [];
     for (const e of [...hist.events].reverse()) {
       const step = this.data.steps[e.step];

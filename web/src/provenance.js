@@ -7,7 +7,8 @@ export class Provenance {
   constructor(data) {
     this.data = data;
     this.maps = [];
-    this.memo = new Map();
+    this.memos = new Map();  // position -> (lineage start -> roots at that position)
+    this.below = new Map();  // position -> (node id there -> ids of the last snapshot it became)
   }
 
   get last() { return this.data.chain.length - 1; }
@@ -34,8 +35,9 @@ export class Provenance {
     return m;
   }
 
-  first(pos, id) {
-    while (pos > 0) {
+  // The start of a node's lineage, going back no further than position `at`.
+  first(pos, id, at = 0) {
+    while (pos > at) {
       const before = this.step(pos - 1).back.get(id);
       if (before === undefined) break;
       pos -= 1;
@@ -81,28 +83,50 @@ export class Provenance {
     return {lineage, events, roots: this.roots(pos, id)};
   }
 
-  // The ids of the input module's nodes that (pos, id) stems from, sorted.
-  roots(pos, id) {
-    const start = this.first(pos, id);
+  // The ids of the nodes at position `at` (the input module by default) that (pos, id) stems
+  // from, sorted.
+  roots(pos, id, at = 0) {
+    let memo = this.memos.get(at);
+    if (!memo) this.memos.set(at, memo = new Map());
+    const start = this.first(pos, id, at);
     const key = (k) => k[0] + ':' + k[1];
-    if (this.memo.has(key(start))) return this.memo.get(key(start));
+    if (memo.has(key(start))) return memo.get(key(start));
     const order = [], pending = [start], seen = new Set([key(start)]);
     while (pending.length) {
       const k = pending.pop();
       order.push(k);
-      if (k[0] === 0) continue;
+      if (k[0] === at) continue;
       for (const o of this.created(...k).origins) {
-        const f = this.first(...o);
-        if (!seen.has(key(f)) && !this.memo.has(key(f))) { seen.add(key(f)); pending.push(f); }
+        const f = this.first(...o, at);
+        if (!seen.has(key(f)) && !memo.has(key(f))) { seen.add(key(f)); pending.push(f); }
       }
     }
     order.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     for (const k of order) {
-      if (k[0] === 0) { this.memo.set(key(k), [k[1]]); continue; }
+      if (k[0] === at) { memo.set(key(k), [k[1]]); continue; }
       const acc = new Set();
-      for (const o of this.created(...k).origins) for (const r of this.memo.get(key(this.first(...o)))) acc.add(r);
-      this.memo.set(key(k), [...acc].sort((a, b) => a - b));
+      for (const o of this.created(...k).origins) for (const r of memo.get(key(this.first(...o, at)))) acc.add(r);
+      memo.set(key(k), [...acc].sort((a, b) => a - b));
     }
-    return this.memo.get(key(start));
+    return memo.get(key(start));
+  }
+
+  // The ids of the last snapshot's nodes that stem from (pos, id): what it became, down to the
+  // kernels that compute it (as analysis/provenance.py's descendants).
+  descendants(pos, id) {
+    if (pos === this.last) return [id];
+    let found = this.below.get(pos);
+    if (!found) {
+      found = new Map();
+      const count = this.data.snapshots[this.data.chain[this.last]].nodes.length;
+      for (let i = 0; i < count; i++) {
+        for (const r of this.roots(this.last, i, pos)) {
+          if (!found.has(r)) found.set(r, []);
+          found.get(r).push(i);
+        }
+      }
+      this.below.set(pos, found);
+    }
+    return found.get(id) || [];
   }
 }
