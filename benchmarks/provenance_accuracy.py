@@ -13,7 +13,11 @@ A found source is right when it is in the true set; precision is right / found, 
 true, summed over every kernel or convolution of the model. Nothing is asserted (the tests
 ``test_provenance_lowering.py`` and ``test_provenance_layout.py`` check every one).
 
-    python benchmarks/provenance_accuracy.py [--models resnet18 densenet121 ...]
+Each model runs twice: as built, and without variable names (``names: none``): the weights bound
+into the function as constants, as ``relay.build(params=...)`` itself does, and the input given
+an empty name, so that no name is left for the diff to pair by.
+
+    python benchmarks/provenance_accuracy.py [--models resnet18 densenet121 ...] [--names kept none]
 """
 
 from __future__ import annotations
@@ -72,6 +76,19 @@ def layout_pairs(prov: Any) -> List[Tuple[Set[int], Set[int]]]:
     return [(_calls(first, prov.roots((prov.last, b)), "nn.conv2d"), {c}) for c, b in zip(convs, blocked)]
 
 
+def nameless(mod: Any, params: Any) -> Any:
+    """``mod`` with its weights bound in as constants and every remaining parameter of ``main``
+    named ``""``: a module with no variable names left."""
+    import tvm
+    from tvm import relay
+
+    func = relay.build_module.bind_params_by_name(mod["main"], params)
+    fresh = {v: relay.var("", type_annotation=v.type_annotation) for v in func.params}
+    body = relay.bind(func.body, fresh)
+    return relay.transform.InferType()(tvm.IRModule.from_expr(
+        relay.Function([fresh[v] for v in func.params], body, func.ret_type, func.type_params, func.attrs)))
+
+
 def score(pairs: List[Tuple[Set[int], Set[int]]]) -> Tuple[float, float, int]:
     right = sum(len(found & true) for found, true in pairs)
     found = sum(len(f) for f, _ in pairs)
@@ -83,6 +100,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["resnet18", "resnet50"],
                         help="models of relayviz_instrument.demo.relay_models (densenet121 takes minutes)")
+    parser.add_argument("--names", nargs="+", choices=["kept", "none"], default=["kept", "none"],
+                        help="variable names as the model has them, and none")
     args = parser.parse_args()
     import tvm
     from tvm import relay
@@ -93,19 +112,24 @@ def main() -> None:
     from relayviz_instrument.demo.relay_models import workload
     from relayviz_instrument.store import load_trace
 
-    print(f"{'model':14s} {'pass kind':10s} {'nodes':>6s} {'precision':>9s} {'recall':>9s}")
+    print(f"{'model':14s} {'names':5s} {'pass kind':10s} {'nodes':>6s} {'precision':>9s} {'recall':>9s}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
-            mod, params = workload(name)
-            built = Path(tmp) / f"{name}-build"
-            trace_build(mod, params=params, target="llvm", opt_level=3, out_dir=built)
-            mod, params = workload(name)
-            optimized = Path(tmp) / f"{name}-optimize"
-            with tvm.transform.PassContext(opt_level=3, instruments=[RelayVizTrace(optimized)]):
-                relay.optimize(mod, target=AVX2, params=params)
-            for kind, path, pairs in (("lowering", built, lowering_pairs), ("layout", optimized, layout_pairs)):
-                precision, recall, n = score(pairs(provenance(load_trace(path))))
-                print(f"{name:14s} {kind:10s} {n:6d} {precision:9.4f} {recall:9.4f}", flush=True)
+            for names in args.names:
+                def model() -> Tuple[Any, Any]:
+                    mod, params = workload(name)
+                    return (mod, params) if names == "kept" else (nameless(mod, params), None)
+
+                mod, params = model()
+                built = Path(tmp) / f"{name}-{names}-build"
+                trace_build(mod, params=params, target="llvm", opt_level=3, out_dir=built)
+                mod, params = model()
+                optimized = Path(tmp) / f"{name}-{names}-optimize"
+                with tvm.transform.PassContext(opt_level=3, instruments=[RelayVizTrace(optimized)]):
+                    relay.optimize(mod, target=AVX2, params=params)
+                for kind, path, pairs in (("lowering", built, lowering_pairs), ("layout", optimized, layout_pairs)):
+                    precision, recall, n = score(pairs(provenance(load_trace(path))))
+                    print(f"{name:14s} {names:5s} {kind:10s} {n:6d} {precision:9.4f} {recall:9.4f}", flush=True)
 
 
 if __name__ == "__main__":
