@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List
+
+from fresh_process import run_fresh
 
 
 def _module(i: int) -> Any:
@@ -122,20 +121,9 @@ def child(mode: str, out: str, modules: int, build_every: int) -> None:
     print(json.dumps(result))
 
 
-def run_child(mode: str, modules: int, build_every: int) -> Dict[str, Any]:
-    tmp = tempfile.mkdtemp(prefix="bench-events-")
-    try:
-        done = subprocess.run([sys.executable, __file__, "--child", mode, tmp, str(modules), str(build_every)],
-                              capture_output=True, text=True, check=True)
-        result: Dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-        return result
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+        child(sys.argv[2], sys.argv[5], int(sys.argv[3]), int(sys.argv[4]))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", type=int, default=100)
@@ -145,7 +133,7 @@ def main() -> None:
     runs: Dict[str, List[Dict[str, Any]]] = {"plain": [], "traced": []}
     for _ in range(args.repeat):
         for mode in runs:
-            runs[mode].append(run_child(mode, args.modules, args.build_every))
+            runs[mode].append(run_fresh(__file__, mode, str(args.modules), str(args.build_every)))
     plain = statistics.median(r["seconds"] for r in runs["plain"])
     traced = statistics.median(r["seconds"] for r in runs["traced"])
     per_event = statistics.median(1e6 * r["callback_seconds"] / r["events"] for r in runs["traced"])

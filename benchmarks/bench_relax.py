@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List
+
+from fresh_process import run_fresh
 
 WAYS = ("plain", "traced", "tir")
 
@@ -54,17 +53,6 @@ def child(model: str, way: str, out: str) -> None:
         result.update(instrument=trace.instrument_seconds, events=len(trace.records),
                       snapshots=len(list((Path(out) / "trace" / "snapshots").iterdir())))
     print(json.dumps(result))
-
-
-def run_child(model: str, way: str) -> Dict[str, Any]:
-    tmp = tempfile.mkdtemp(prefix="bench-relax-")
-    try:
-        done = subprocess.run([sys.executable, __file__, "--child", model, way, tmp],
-                              capture_output=True, text=True, check=True)
-        result: Dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-        return result
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:
@@ -91,7 +79,7 @@ def main() -> None:
         runs: Dict[str, List[Dict[str, Any]]] = {way: [] for way in WAYS}
         for _ in range(args.repeat):
             for way in WAYS:
-                runs[way].append(run_child(name, way))
+                runs[way].append(run_fresh(__file__, name, way))
 
         def med(way: str, key: str = "seconds") -> float:
             return statistics.median(r[key] for r in runs[way])

@@ -18,7 +18,7 @@ import importlib.util
 import os
 from pathlib import Path
 import sys
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -236,3 +236,16 @@ def torch_resnet18() -> Any:
     from relayviz_instrument.demo.relax_models import relax_workload
 
     return relax_workload("resnet18")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium driven by Playwright, for the pages' tests: a test that needs it fails
+    (never skips) when it cannot run, saying why."""
+    from browser import chromium, missing
+
+    why = missing()
+    if why:
+        pytest.fail(f"the browser tests cannot run: {why}")
+    with chromium() as context:
+        yield context

@@ -14,7 +14,7 @@ from typing import Any, Iterator, List
 
 import pytest
 
-from browser import chromium, missing, open_report, watch_errors
+from browser import open_report, watch_errors
 from relayviz_instrument.html_report import write_html_report
 from relayviz_instrument.analysis.provenance import provenance
 from relayviz_instrument.store import load_trace
@@ -29,15 +29,6 @@ pytestmark = pytest.mark.slow
 def report(resnet18_traced: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     _, trace = resnet18_traced
     return write_html_report(load_trace(trace.path), tmp_path_factory.mktemp("html") / "resnet18.html")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    why = missing()
-    if why:
-        pytest.fail(f"the browser tests cannot run: {why}")
-    with chromium() as context:
-        yield context
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from browser import chromium, missing, open_report, watch_errors
+from browser import open_report, watch_errors
 from conftest import needs_torch
 from relayviz_instrument.cli import main
 from relayviz_instrument.diff.graph import CanonicalGraph
@@ -50,15 +50,6 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> Tuple[Path, Any]:
 @pytest.fixture(scope="module")
 def report(traced: Tuple[Path, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_html_report(load_trace(traced[0]), tmp_path_factory.mktemp("html") / "resnet18.html")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    why = missing()
-    if why:
-        pytest.fail(f"the browser tests cannot run: {why}")
-    with chromium() as context:
-        yield context
 
 
 @pytest.fixture

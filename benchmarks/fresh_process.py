@@ -1,0 +1,24 @@
+"""One measurement in a fresh Python process: the benchmark script runs itself with
+``--child ARGS... OUT`` (``OUT`` a scratch directory, removed afterwards) and prints one JSON
+line of what it measured, the last line of its output."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Any, Dict
+
+
+def run_fresh(script: str, *args: str) -> Dict[str, Any]:
+    """Run ``script --child *args OUT`` in a new interpreter and return its last output line, parsed."""
+    out = tempfile.mkdtemp(prefix="bench-")
+    try:
+        done = subprocess.run([sys.executable, script, "--child", *args, out],
+                              capture_output=True, text=True, check=True)
+        result: Dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        return result
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
