@@ -19,6 +19,7 @@ import tvm  # noqa: E402
 from relayviz_instrument.demo.relax_models import relax_host_target  # noqa: E402
 from relayviz_instrument.diff import GraphDiff, diff  # noqa: E402
 from relayviz_instrument.serialize import serializer_for  # noqa: E402
+from relayviz_instrument.serialize.reflection import dict_attrs_items  # noqa: E402
 
 
 def fuse(mod: Any) -> Tuple[Any, Any]:
@@ -34,7 +35,7 @@ def primitive_functions(mod: Any) -> Dict[str, List[str]]:
     """Each primitive function of ``mod`` and the PrimFuncs its call_tir calls run, in order."""
     out: Dict[str, List[str]] = {}
     for gv, func in mod.functions.items():
-        if not isinstance(func, relax.Function) or not (func.attrs and func.attrs.get("Primitive")):
+        if not isinstance(func, relax.Function) or not dict(dict_attrs_items(func.attrs)).get("Primitive"):
             continue
         kernels: List[str] = []
 

@@ -15,7 +15,6 @@ from typing import Any, Dict, Protocol, Tuple
 from ..errors import RelayVizDependencyError, RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, Document, encode
 from ..format.irs import EMPTY, MODULE_IRS, OTHER, RELAX, RELAY, TIR
-from .reflection import field, map_items
 
 __all__ = ["Serializer", "SERIALIZERS", "module_ir", "serializer_for", "to_relayviz", "dumps"]
 
@@ -59,6 +58,8 @@ def module_ir(mod: Any) -> str:
     ``tir`` if it holds only PrimFuncs, ``empty`` if nothing (the device side of a CPU build
     after the host/device split), else ``other``. Imports no dialect."""
     kinds = set()
+    from .reflection import field, map_items  # imports TVM: the package itself imports without it
+
     for _, func in map_items(field(mod, "functions")):
         dialect = _dialect(func)
         if dialect in MODULE_IRS:
