@@ -43,9 +43,11 @@ FIELD_TIERS: Mapping[str, int] = {
 #: Fields that make up the tier-0 label of these kinds (they name what the node is).
 _NAMING_FIELDS: Mapping[str, Tuple[str, ...]] = {
     "Op": ("name",), "GlobalVar": ("name",), "Constructor": ("adt", "name"), "Opaque": ("type_key",),
-    # A TIR allocation is the buffer it makes: FlattenBuffer declares the parameters' flat views
-    # first, and by place in the statement chain alone one buffer was paired with another.
-    "Allocate": ("declared", "name"),
+    # A TIR allocation and a declaration of a buffer that exists (FlattenBuffer declares the
+    # parameters' flat views first) are different things: paired by place in the statement chain
+    # alone, a parameter's view was paired with an allocation. The buffer's name is not part of
+    # it: a renamed buffer (fc2.bias read back from TVMScript as fc2_bias) is the same allocation.
+    "Allocate": ("declared",),
 }
 
 
