@@ -12,18 +12,9 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Set, Tuple
 
 from relayviz_instrument.diff.index import index_document
-from relayviz_instrument.diff.matching.anchors import align_blocks, anchor, identical, leftover_params
-from relayviz_instrument.diff.matching.exact import exact
-from relayviz_instrument.diff.matching.propagation import settle
-from relayviz_instrument.diff.matching.regions import regions
-from relayviz_instrument.diff.matching.residual import residual
-from relayviz_instrument.diff.matching.rewrites import pair_rewrites
+from relayviz_instrument.diff.matching import run_phases
+from relayviz_instrument.diff.matching.anchors import identical
 from relayviz_instrument.diff.matching.state import MatchState
-from relayviz_instrument.diff.matching.ties import break_ties, swap_twins
-
-#: The phases of ``match`` in the order it first runs them (see ``diff/matching/__init__.py``).
-PHASES = ("anchor", "align_blocks", "exact", "settle", "residual", "regions", "leftover_params", "break_ties",
-          "swap_twins", "pair_rewrites", "pair_ops")
 
 
 def state(before: Mapping[str, Any], after: Mapping[str, Any]) -> MatchState:
@@ -61,40 +52,5 @@ def partners(st: MatchState) -> Dict[int, int]:
 def run_until(st: MatchState, phase: str) -> None:
     """Run the phases of ``match`` on ``st`` in its order, up to the first run of ``phase``
     (not included); the documents must not be identical."""
-    stop = PHASES.index(phase)
-
-    def before(name: str) -> bool:
-        return PHASES.index(name) < stop
-
     assert not identical(st)
-    if before("anchor"):
-        anchor(st)
-    if before("align_blocks"):
-        align_blocks(st)
-    if before("exact"):
-        exact(st)
-        st.queue = []
-    if before("settle"):
-        settle(st)
-    if before("residual"):
-        for tier in (3, 2, 1, 0):
-            residual(st, tier)
-            settle(st)
-    if before("regions"):
-        regions(st)
-        settle(st)
-    if before("leftover_params"):
-        leftover_params(st)
-        settle(st)
-    if before("break_ties"):
-        for final in (False, True):
-            break_ties(st, final)
-            settle(st)
-            for tier in (1, 0):
-                residual(st, tier)
-                settle(st)
-    if before("pair_rewrites"):
-        for side in (st.A, st.B):
-            swap_twins(st, side)
-    if before("pair_ops"):
-        pair_rewrites(st)
+    run_phases(st, until=phase)

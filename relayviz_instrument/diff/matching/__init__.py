@@ -55,7 +55,7 @@ other is written once and run both ways.
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from ..index import IndexedDocument
 from .anchors import align_blocks, anchor, identical, leftover_params
@@ -68,7 +68,12 @@ from .rewrites import pair_rewrites
 from .state import MatchState
 from .ties import break_ties, swap_twins
 
-__all__ = ["match"]
+__all__ = ["match", "run_phases", "PHASES"]
+
+
+#: The phases of :func:`match`, in the order it first runs them.
+PHASES = ("anchor", "align_blocks", "exact", "settle", "residual", "regions", "leftover_params", "break_ties",
+          "swap_twins", "pair_rewrites", "pair_ops")
 
 
 def match(ia: IndexedDocument, ib: IndexedDocument) -> Tuple[List[int], List[int]]:
@@ -76,26 +81,49 @@ def match(ia: IndexedDocument, ib: IndexedDocument) -> Tuple[List[int], List[int
     st = MatchState(ia, ib)
     if identical(st):
         return st.A.partner, st.B.partner
-    anchor(st)
-    align_blocks(st)
-    exact(st)
-    st.queue = []  # propagation starts from the frontier, once runs have paired the bulk
-    settle(st)
-    for tier in (3, 2, 1, 0):
-        residual(st, tier)
+    run_phases(st)
+    return st.A.partner, st.B.partner
+
+
+def run_phases(st: MatchState, until: Optional[str] = None) -> None:
+    """Run the phases of :func:`match` on ``st`` (two documents that are not identical) in their
+    order, stopping before the first run of the phase ``until`` (one of :data:`PHASES`; every
+    phase when None): the tests of each phase bring a state to it this way."""
+    stop = PHASES.index(until) if until is not None else len(PHASES)
+
+    def runs(phase: str) -> bool:
+        return PHASES.index(phase) < stop
+
+    if runs("anchor"):
+        anchor(st)
+    if runs("align_blocks"):
+        align_blocks(st)
+    if runs("exact"):
+        exact(st)
+        st.queue = []  # propagation starts from the frontier, once runs have paired the bulk
+    if runs("settle"):
         settle(st)
-    regions(st)
-    settle(st)
-    leftover_params(st)
-    settle(st)
-    for final in (False, True):
-        break_ties(st, final)
-        settle(st)
-        for tier in (1, 0):
+    if runs("residual"):
+        for tier in (3, 2, 1, 0):
             residual(st, tier)
             settle(st)
-    for side in (st.A, st.B):
-        swap_twins(st, side)
-    pair_rewrites(st)
-    pair_ops(st)
-    return st.A.partner, st.B.partner
+    if runs("regions"):
+        regions(st)
+        settle(st)
+    if runs("leftover_params"):
+        leftover_params(st)
+        settle(st)
+    if runs("break_ties"):
+        for final in (False, True):
+            break_ties(st, final)
+            settle(st)
+            for tier in (1, 0):
+                residual(st, tier)
+                settle(st)
+    if runs("swap_twins"):
+        for side in (st.A, st.B):
+            swap_twins(st, side)
+    if runs("pair_rewrites"):
+        pair_rewrites(st)
+    if runs("pair_ops"):
+        pair_ops(st)
