@@ -124,7 +124,10 @@ def test_relayviz_view_serves_the_diff_and_chromium_draws_it(base, tmp_path):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     server = subprocess.Popen([sys.executable, "-m", "relayviz_instrument", "view", str(trace.path), "--pass",
                                "FuseOps", "--diff", "--no-browser"], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
+                              stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+                              # Ctrl-C stops the server, even when this run was started with SIGINT
+                              # ignored (a background job of a shell without job control).
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         url = ""
         lines = []

@@ -54,6 +54,9 @@ def _script(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "child.py"
     path.write_text(textwrap.dedent("""
         import os, signal, sys, json, warnings
+        # Ctrl-C as in a terminal, whatever the launcher left: a shell without job control starts
+        # background jobs with SIGINT ignored, which their children inherit.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         import numpy as np
         import tvm, tvm.relay.testing
         from tvm import relay
