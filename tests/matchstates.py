@@ -9,7 +9,9 @@ test chose, rather than by canonical ranks, which the index computes.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Set, Tuple
+from typing import Any, Dict, List, Mapping, Set, Tuple
+
+from diffgraphs import DocumentBuilder
 
 from relayviz_instrument.diff.index import index_document
 from relayviz_instrument.diff.matching import run_phases
@@ -54,3 +56,15 @@ def run_until(st: MatchState, phase: str) -> None:
     (not included); the documents must not be identical."""
     assert not identical(st)
     run_phases(st, until=phase)
+
+
+def relu_chain(bottom: str, length: int) -> Tuple[Dict[str, Any], List[int]]:
+    """main(x) = relu(relu(... bottom(x))): ``length`` relus above one call of ``bottom``; the
+    document and the ids of the chain's calls, bottom first."""
+    b = DocumentBuilder()
+    x = b.var("x")
+    chain = [b.call(bottom, x)]
+    for _ in range(length):
+        chain.append(b.call("nn.relu", chain[-1]))
+    b.function(chain[-1], [x])
+    return b.document(), chain

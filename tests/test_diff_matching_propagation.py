@@ -3,28 +3,17 @@ of the sure pairs to their neighbours, the pairs put off tried last."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Tuple
 
 from diffgraphs import DocumentBuilder as Builder
-from matchstates import pair_ids, paired, rank_a, rank_b, run_until, state
+from matchstates import pair_ids, paired, rank_a, rank_b, relu_chain, run_until, state
 from relayviz_instrument.diff.matching.propagation import frontier, propagate, settle
 from relayviz_instrument.diff.matching.scoring import consider
 
 
-def relu_chain(bottom: str, length: int = 4) -> Tuple[Dict[str, Any], List[int]]:
-    """main(x) = relu(relu(... bottom(x))): ``length`` relus above one call of ``bottom``."""
-    b = Builder()
-    x = b.var("x")
-    chain = [b.call(bottom, x)]
-    for _ in range(length):
-        chain.append(b.call("nn.relu", chain[-1]))
-    b.function(chain[-1], [x])
-    return b.document(), chain
-
-
 def test_frontier_is_the_pairs_next_to_an_unpaired_node_the_other_side_could_pair() -> None:
-    a, ca = relu_chain("tanh")
-    b, cb = relu_chain("sigmoid")
+    a, ca = relu_chain("tanh", 4)
+    b, cb = relu_chain("sigmoid", 4)
     st = state(a, b)
     run_until(st, "settle")  # anchors: main and x; exact: the relu Op node
     main_a = len(a["nodes"]) - 1
@@ -34,8 +23,8 @@ def test_frontier_is_the_pairs_next_to_an_unpaired_node_the_other_side_could_pai
 
 
 def test_settle_pairs_down_from_the_frontier_and_stops_at_the_edit() -> None:
-    a, ca = relu_chain("tanh")
-    b, cb = relu_chain("sigmoid")
+    a, ca = relu_chain("tanh", 4)
+    b, cb = relu_chain("sigmoid", 4)
     st = state(a, b)
     run_until(st, "settle")
     made = paired(st)

@@ -3,30 +3,17 @@ topological orders, extended from the pairs made so far."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
 
-from diffgraphs import DocumentBuilder as Builder
-from matchstates import pair_ids, paired, state
+from matchstates import pair_ids, paired, relu_chain, state
 from relayviz_instrument.diff.matching.anchors import anchor
 from relayviz_instrument.diff.matching.exact import exact
 from relayviz_instrument.diff.matching.runs import runs
 
 
-def relu_chain(bottom: str, length: int = 6) -> Tuple[Dict[str, Any], List[int]]:
-    """main(x) = relu(relu(... bottom(x))): ``length`` relus above one call of ``bottom``."""
-    b = Builder()
-    x = b.var("x")
-    chain = [b.call(bottom, x)]
-    for _ in range(length):
-        chain.append(b.call("nn.relu", chain[-1]))
-    b.function(chain[-1], [x])
-    return b.document(), chain
-
-
 def test_runs_pair_the_equal_lines_above_a_pair() -> None:
     # The bottom call changed, so no relu above it has an equal signature on the other side.
-    a, ca = relu_chain("tanh")
-    b, cb = relu_chain("sigmoid")
+    a, ca = relu_chain("tanh", 6)
+    b, cb = relu_chain("sigmoid", 6)
     st = state(a, b)
     anchor(st)
     exact(st)
@@ -39,8 +26,8 @@ def test_runs_pair_the_equal_lines_above_a_pair() -> None:
 
 def test_runs_do_not_cross_an_unequal_line() -> None:
     # Only x and main are paired: the run up from x stops at tanh against sigmoid.
-    a, ca = relu_chain("tanh")
-    b, cb = relu_chain("sigmoid")
+    a, ca = relu_chain("tanh", 6)
+    b, cb = relu_chain("sigmoid", 6)
     st = state(a, b)
     anchor(st)
     exact(st)
