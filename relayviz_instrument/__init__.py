@@ -12,33 +12,35 @@ first used, so the package imports without TVM, and on a TVM without Relay.
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING
 
 from ._version import __version__
-from .analysis.alignment import AlignedPass, Alignment, align
-from .views.comparison import FileComparison, TraceComparison, compare_files, compare_traces
-from .diff import DIFF_VERSION, GraphDiff, diff
-from .views.diff_tree import DiffView, OpDeltaTable
 from .errors import (CompilationInterrupted, GraphJSONError, RelayVizDependencyError, RelayVizError,
                      RelayVizExportError, RelayVizFormatError, RelayVizIOError, RelayVizSerializeError,
                      RelayVizTraceError, RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning,
                      UnknownNodeKindWarning)
-from .export import export, write_netron
-from .format import FORMAT, VERSION, load, loads, validate
-from .graph_json.summary import GraphSummary, summarize_graph
-from .graph_json import from_graph_json, to_graph_executor_json
-from .views.graph_report import GraphReport, inspect_graph
-from .analysis.pass_diffs import PassDiffs
-from .views.bisection import BisectResult, bisect_command
-from .views.pass_replay import ReplayResult, replay_event
-from .views.trace_report import TraceReport, report_trace
-from .serialize import dumps, to_relayviz
-from .store.documents import read_document
-from .store import PassRecord, Trace, load_trace
-from .views.overview import PassTable, TraceOverview, TraceSummary, show_trace
 
-if TYPE_CHECKING:  # imported lazily at run time (they import TVM): see __getattr__
+if TYPE_CHECKING:  # imported when first used at run time: see __getattr__
+    from .analysis.alignment import AlignedPass, Alignment, align
+    from .analysis.pass_diffs import PassDiffs
     from .capture import RelayVizBisect, RelayVizTrace, trace_build, trace_compile
+    from .diff import DIFF_VERSION, GraphDiff, diff
+    from .export import export, write_netron
+    from .format import FORMAT, VERSION, load, loads, validate
+    from .graph_json import from_graph_json, to_graph_executor_json
+    from .graph_json.summary import GraphSummary, summarize_graph
+    from .serialize import dumps, to_relayviz
+    from .store import PassRecord, Trace, load_trace
+    from .store.documents import read_document
+    from .views.bisection import BisectResult, bisect_command
+    from .views.comparison import FileComparison, TraceComparison, compare_files, compare_traces
+    from .views.diff_tree import DiffView, OpDeltaTable
+    from .views.graph_report import GraphReport, inspect_graph
+    from .views.overview import PassTable, TraceOverview, TraceSummary, show_trace
+    from .views.pass_replay import ReplayResult, replay_event
+    from .views.trace_report import TraceReport, report_trace
 
 __all__ = [
     "__version__",
@@ -110,12 +112,55 @@ __all__ = [
     "CompilationInterrupted",
 ]
 
-_LAZY = {"RelayVizTrace": "capture", "RelayVizBisect": "capture", "trace_build": "capture", "trace_compile": "capture"}
+#: Where each name of the public API lives. They are imported when first used (PEP 562): a
+#: process that only traces (``relayviz run``, a test suite under ``--relayviz-trace``) never
+#: imports the diff, the views or their dependencies, and the package imports without TVM.
+_LAZY = {
+    **dict.fromkeys(["RelayVizTrace", "RelayVizBisect", "trace_build", "trace_compile"], "capture"),
+    **dict.fromkeys(["to_relayviz", "dumps"], "serialize"),
+    **dict.fromkeys(["FORMAT", "VERSION", "load", "loads", "validate"], "format"),
+    "read_document": "store.documents",
+    **dict.fromkeys(["from_graph_json", "to_graph_executor_json"], "graph_json"),
+    **dict.fromkeys(["PassRecord", "Trace", "load_trace"], "store"),
+    **dict.fromkeys(["diff", "DIFF_VERSION", "GraphDiff"], "diff"),
+    "PassDiffs": "analysis.pass_diffs",
+    **dict.fromkeys(["show_trace", "TraceOverview", "TraceSummary", "PassTable"], "views.overview"),
+    **dict.fromkeys(["report_trace", "TraceReport"], "views.trace_report"),
+    **dict.fromkeys(["DiffView", "OpDeltaTable"], "views.diff_tree"),
+    **dict.fromkeys(["compare_files", "FileComparison", "compare_traces", "TraceComparison"], "views.comparison"),
+    **dict.fromkeys(["align", "Alignment", "AlignedPass"], "analysis.alignment"),
+    **dict.fromkeys(["inspect_graph", "GraphReport"], "views.graph_report"),
+    **dict.fromkeys(["replay_event", "ReplayResult"], "views.pass_replay"),
+    **dict.fromkeys(["bisect_command", "BisectResult"], "views.bisection"),
+    **dict.fromkeys(["summarize_graph", "GraphSummary"], "graph_json.summary"),
+    **dict.fromkeys(["export", "write_netron"], "export"),
+}
 
 
-def __getattr__(name: str) -> object:  # PEP 562: TVM is imported only when the instrument is asked for
+class _Package(types.ModuleType):
+    """This package's module object. ``diff`` and ``export`` are functions named like the
+    subpackages that hold them: importing a subpackage would bind its name here to the
+    subpackage (Python's import system sets it on the parent), and ``from relayviz_instrument
+    import diff`` would then give a module; the function keeps the name."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in ("diff", "export") and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str) -> object:  # PEP 562
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value  # once: later lookups do not come here
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

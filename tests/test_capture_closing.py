@@ -176,3 +176,4 @@ def test_a_trace_whose_exit_never_came_is_closed_at_the_end_of_the_process(tmp_p
                                "trace was closed when the process ended"]
     shown = _show(tmp_path / "t")
     assert "exit_pass_ctx" in shown and "the process stopped" not in shown
+

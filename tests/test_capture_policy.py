@@ -109,3 +109,29 @@ def test_forget_drops_the_ir_objects(typed_mlp) -> None:
     policy.before(typed_mlp)
     policy.forget()
     assert policy.last is None
+
+
+def test_a_sequential_ending_on_a_module_found_equal_before_is_not_compared_again(typed_mlp) -> None:
+    """A Sequential whose inner pass returned an equal module: the Sequential's result is that
+    module, known equal to the Sequential's input through the inner event, so no third walk."""
+    take = Taker()
+    asked: List[Any] = []
+
+    def counting_equal(a: Any, b: Any) -> bool:
+        asked.append((a, b))
+        return _equal(a, b)
+
+    policy = SnapshotPolicy(take, counting_equal)
+    outer = policy.before(typed_mlp)  # the Sequential begins
+    inner = policy.before(typed_mlp)  # its inner pass receives the same module
+    again = relay.transform.InferType()(typed_mlp)  # new function objects, the same program
+    inner_after, inner_changed = policy.after(inner, again)
+    assert inner_changed is False and len(asked) == 1
+    outer_after, outer_changed = policy.after(outer, again)  # the Sequential returns the inner result
+    assert outer_after is inner_after and outer_changed is False
+    assert len(asked) == 1 and len(take.taken) == 1
+    # A rewrite inside is still a change of the Sequential, whatever it returns.
+    fused = relay.transform.FuseOps(2)(again)
+    inner2 = policy.before(again)
+    policy.after(inner2, fused)
+    assert policy.after(outer_after, fused)[1] is True

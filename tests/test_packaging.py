@@ -181,7 +181,7 @@ def test_every_public_name_imports_from_the_package() -> None:
     tvm_present = importlib.util.find_spec("tvm") is not None
     missing = []
     for name in relayviz_instrument.__all__:
-        if name in relayviz_instrument._LAZY and not tvm_present:
+        if relayviz_instrument._LAZY.get(name) == "capture" and not tvm_present:
             continue
         namespace: Dict[str, object] = {}
         try:
@@ -190,3 +190,51 @@ def test_every_public_name_imports_from_the_package() -> None:
             missing.append(f"{name}: {exc}")
     assert not missing
     assert sorted(set(relayviz_instrument.__all__)) == sorted(relayviz_instrument.__all__), "a name listed twice"
+
+
+_TRACE_ONLY = """
+import sys, tempfile
+import tvm
+from relayviz_instrument import RelayVizTrace
+trace = RelayVizTrace(tempfile.mkdtemp() + "/t")
+try:
+    from tvm import relay
+except ImportError:  # TVM 0.2x: Relax
+    from tvm import relax
+    from relayviz_instrument.demo.relax_models import relax_workload
+    mod, passes = relax_workload("mlp"), relax.get_pipeline("zero")
+else:
+    x = relay.var("x", shape=(1, 8), dtype="float32")
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.relu(relay.add(x, relay.const(1.0)))))
+    passes = tvm.transform.Sequential([relay.transform.InferType(), relay.transform.FoldConstant()])
+with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+    passes(mod)
+assert len(trace.records) > 1 and trace.complete, trace.problems
+print(" ".join(sorted(m for m in sys.modules if m.startswith("relayviz_instrument."))))
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tvm") is None, reason="traces a compilation: needs TVM")
+def test_a_process_that_only_traces_imports_only_what_tracing_needs() -> None:
+    """Tracing starts in every process ``relayviz run`` or the pytest option traces: importing
+    the instrument and recording passes leaves the diff, the analysis, the views and the
+    exporters (and what they import) unimported."""
+    done = subprocess.run([sys.executable, "-c", _TRACE_ONLY], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = done.stdout.split()
+    assert any(m.startswith("relayviz_instrument.serialize.") for m in loaded)  # it did record
+    for stage in ("diff", "analysis", "views", "html_report", "export", "cli", "snapshot"):
+        assert not [m for m in loaded if m.startswith(f"relayviz_instrument.{stage}")], stage
+
+
+def test_diff_and_export_stay_functions_whatever_was_imported_first() -> None:
+    """``diff`` and ``export`` are functions named like their subpackages; imported lazily, the
+    subpackage imported first must not take the name."""
+    code = ("import relayviz_instrument.diff.matching, relayviz_instrument.export.dot\n"
+            "import relayviz_instrument as package\n"
+            "from relayviz_instrument import diff, export\n"
+            "from relayviz_instrument.diff import diff as the_diff\n"
+            "from relayviz_instrument.export import export as the_export\n"
+            "assert diff is the_diff and export is the_export and package.diff is the_diff, (diff, export)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]

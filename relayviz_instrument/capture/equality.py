@@ -8,17 +8,22 @@ by byte is what makes ``structural_equal`` cost milliseconds). Late in ``relay.b
 module carries an attribute (``main_func_info``, a FunctionInfo) with no structural equality
 registered, on which TVM raises after a slow walk (and a slower error message): there the
 functions are compared without the module's attributes, and the attributes by identity.
+
+What is read of a module (its functions by identity, its dialect) is read once per module
+object and kept for the last few (:class:`ModuleReader`): a module is one event's output and
+the next event's input, and in a build of small modules these reads cost more than TVM's walk.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Tuple, Type
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type
 
 import tvm
 
+from ..serialize import functions_ir
 from ..serialize.reflection import dict_attrs_items, field, map_items, object_key
 
-__all__ = ["structurally_equal"]
+__all__ = ["ModuleFacts", "ModuleReader", "structurally_equal", "shares_functions"]
 
 
 def _tvm_errors() -> Tuple[Type[BaseException], ...]:
@@ -43,24 +48,110 @@ _STRUCTURAL_EQUAL = _structural_equal_function()
 _OBJECT: Any = getattr(tvm.runtime, "Object", object)
 
 
-def structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
-    """``tvm.ir.structural_equal`` of two modules, or ``None`` when TVM cannot compare them.
+class ModuleFacts:
+    """What the change test reads of one module object, each fact once and only when asked:
+    its dialect, its attributes object, its functions and type definitions by identity
+    (GlobalVar address -> function address, name -> definition address). The module object is
+    held, so that no other object takes its address while the facts are kept."""
 
-    The same function objects under the same names (and the same attributes) are equal at
-    once. Modules with attributes are compared by their functions and type definitions when
-    their attributes are the same objects, and are not comparable (``None``) otherwise: an
-    attribute may have no structural equality, and printing one to compare it (a FunctionInfo)
-    would print a whole function.
+    __slots__ = ("mod", "ir", "_pairs", "_attrs", "_functions", "_types", "_names")
+
+    def __init__(self, mod: tvm.IRModule) -> None:
+        self.mod = mod
+        self._pairs: List[Tuple[Any, Any]] = map_items(field(mod, "functions"))
+        self.ir = functions_ir([func for _, func in self._pairs])
+        self._attrs: Any = _UNREAD
+        self._functions: Optional[Dict[int, int]] = None
+        self._types: Any = _UNREAD
+        self._names: Optional[Dict[str, int]] = None
+
+    @property
+    def attrs(self) -> Any:
+        """The module's attributes (a DictAttrs), or None."""
+        if self._attrs is _UNREAD:
+            self._attrs = self.mod.attrs
+        return self._attrs
+
+    @property
+    def functions(self) -> Dict[int, int]:
+        """The functions by GlobalVar (both by address)."""
+        if self._functions is None:
+            self._functions = {object_key(gvar): object_key(func) for gvar, func in self._pairs}
+        return self._functions
+
+    @property
+    def types(self) -> Optional[Dict[str, int]]:
+        """Type definitions by name (Relay's ADTs), or None on TVMs whose modules have none."""
+        if self._types is _UNREAD:
+            types = _type_definitions(self.mod)
+            self._types = None if types is None else {str(field(g, "name_hint")): object_key(d)
+                                                      for g, d in map_items(types)}
+        return self._types
+
+    def by_name(self) -> Dict[str, int]:
+        """The functions by name (function address), read when the GlobalVars differ."""
+        if self._names is None:
+            self._names = {str(field(g, "name_hint")): object_key(f) for g, f in self._pairs}
+        return self._names
+
+
+#: A fact not read yet (None is a fact: no attributes).
+_UNREAD = object()
+
+
+class ModuleReader:
+    """Reads the facts of the modules passes hand over, each module object once.
+
+    The module a pass returns is usually the one the next pass receives, and a module is
+    compared twice (as one event's output and the next one's input): the facts of the last
+    few module objects are kept, with the objects themselves, until :meth:`forget`.
     """
-    same_attrs = _same_attrs(a, b)
-    if same_attrs and _same_functions(a, b):
-        return True
-    if a.attrs is not None or b.attrs is not None:
-        return _functions_equal(a, b) if same_attrs else None
-    try:
-        return bool(_STRUCTURAL_EQUAL(a, b))
-    except _TVM_ERRORS:
-        return None
+
+    def __init__(self, keep: int = 4) -> None:
+        self._keep = keep
+        self._recent: Dict[int, ModuleFacts] = {}
+
+    def facts(self, mod: tvm.IRModule) -> ModuleFacts:
+        """The facts of ``mod``, read now unless they are among the last few read."""
+        key = object_key(mod)
+        found = self._recent.get(key)
+        if found is None:
+            found = ModuleFacts(mod)
+            if self._keep:
+                if len(self._recent) >= self._keep:
+                    del self._recent[next(iter(self._recent))]  # the oldest
+                self._recent[key] = found
+        return found
+
+    def forget(self) -> None:
+        """Drop the modules held (when recording stops), so they can be freed."""
+        self._recent = {}
+
+    def equal(self, a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
+        """``tvm.ir.structural_equal`` of two modules, or ``None`` when TVM cannot compare them.
+
+        The same function objects under the same names (and the same attributes) are equal at
+        once. Modules with attributes are compared by their functions and type definitions when
+        their attributes are the same objects, and are not comparable (``None``) otherwise: an
+        attribute may have no structural equality, and printing one to compare it (a
+        FunctionInfo) would print a whole function.
+        """
+        fa, fb = self.facts(a), self.facts(b)
+        same_attrs = _facts_same_attrs(fa, fb)
+        if same_attrs and _facts_same_functions(fa, fb):
+            return True
+        if fa.attrs is not None or fb.attrs is not None:
+            return _functions_equal(a, b) if same_attrs else None
+        try:
+            return bool(_STRUCTURAL_EQUAL(a, b))
+        except _TVM_ERRORS:
+            return None
+
+
+def structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
+    """``tvm.ir.structural_equal`` of two modules, or ``None`` when TVM cannot compare them
+    (see :meth:`ModuleReader.equal`), reading both modules afresh."""
+    return ModuleReader(keep=0).equal(a, b)
 
 
 def _functions_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
@@ -81,6 +172,17 @@ def _type_definitions(mod: tvm.IRModule) -> Any:
 
 
 def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:
+    """Whether two modules' attributes are the same objects under the same names."""
+    return _facts_same_attrs(ModuleFacts(a), ModuleFacts(b))
+
+
+def _same_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
+    """Whether two modules hold the same function objects under the same names and the same
+    type definitions."""
+    return _facts_same_functions(ModuleFacts(a), ModuleFacts(b))
+
+
+def _facts_same_attrs(a: ModuleFacts, b: ModuleFacts) -> bool:
     """Whether two modules' attributes are the same objects under the same names (printing a
     FunctionInfo to compare it would print a whole function)."""
     attrs_a, attrs_b = a.attrs, b.attrs
@@ -101,28 +203,21 @@ def _identical(x: Any, y: Any) -> bool:
     return type(x) is type(y) and x == y
 
 
-def _same_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:
-    """Whether two modules (whose attributes are the same, see ``_same_attrs``) hold the same
-    function objects under the same names and the same type definitions."""
-    fa, fb = map_items(field(a, "functions")), map_items(field(b, "functions"))
-    if len(fa) != len(fb):
+def _facts_same_functions(a: ModuleFacts, b: ModuleFacts) -> bool:
+    """Whether two modules (whose attributes are the same, see ``_facts_same_attrs``) hold the
+    same function objects under the same names and the same type definitions."""
+    if len(a.functions) != len(b.functions):
         return False
     # Passes that change nothing keep the GlobalVars too: compared by address first, the
     # names (a call into TVM each) are read only when the GlobalVars differ.
-    by_address = {object_key(g): f for g, f in fb}
-    if not all(_identical(func, by_address.get(object_key(gvar))) for gvar, func in fa):
-        theirs = {str(field(g, "name_hint")): f for g, f in fb}
-        for gvar, func in fa:
-            other = theirs.get(str(field(gvar, "name_hint")))
-            if other is None or not _identical(func, other):
-                return False
-    types_a, types_b = _type_definitions(a), _type_definitions(b)
-    if types_a is None or types_b is None:
-        return types_a is None and types_b is None
-    if len(types_a) != len(types_b):
-        return False
-    theirs_types = {str(g.name_hint): d for g, d in types_b.items()}
-    return all(_identical(d, theirs_types.get(str(g.name_hint))) for g, d in types_a.items())
+    if a.functions != b.functions:
+        if a.functions.keys() == b.functions.keys():  # the same GlobalVars, other functions
+            return False
+        if a.by_name() != b.by_name():
+            return False
+    if a.types is None or b.types is None:
+        return a.types is None and b.types is None
+    return a.types == b.types
 
 
 def shares_functions(a: tvm.IRModule, b: tvm.IRModule) -> bool:

@@ -45,11 +45,11 @@ from ..format import Document
 from ..format.irs import MODULE_IRS, TIR
 from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
                       RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning)
-from ..serialize import Serializer, module_ir, serializer_for
+from ..serialize import Serializer, serializer_for
 from ..serialize.reflection import field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .artifacts import artifact_document, record_artifact
-from .equality import shares_functions, structurally_equal
+from .equality import ModuleReader, shares_functions
 from .guard import InstrumentGuard
 from .pass_frames import (ENDED_INSIDE, EXIT_NEVER_CAME, EXITED_FIRST, RAISED_UNSEEN, caller_frame,
                           error_still_held, error_text, error_through, frames_on_stack, held_exceptions,
@@ -139,7 +139,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._sink: Optional[TraceSink] = None
         self._serializers: Dict[str, Union[Serializer, str]] = {}  # dialect -> serializer, or why none
         self._pass_infos: Dict[int, Tuple[Any, Tuple[str, int, Tuple[str, ...]]]] = {}  # see _pass_info
-        self._policy = SnapshotPolicy(self._take, structurally_equal)
+        #: Each module object's dialect and functions, read once (see capture/equality.py).
+        self._modules = ModuleReader()
+        self._policy = SnapshotPolicy(self._take, self._modules.equal)
         self._stack: List[_OpenPass] = []
         #: The module the last pass run directly in the context returned, and its snapshot: what
         #: a new module is told apart from (see ``PassRecord.new_module``).
@@ -321,7 +323,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         parent = self._stack[-1].record.index if self._stack else None
         name, opt_level, required = self._pass_info(info)
         return PassRecord(index=len(self.records), name=name, opt_level=opt_level, required=required,
-                          depth=len(self._stack) + 1, parent=parent, ir=_module_ir(mod))
+                          depth=len(self._stack) + 1, parent=parent, ir=self._module_ir(mod))
 
     def _pass_info(self, info: Any) -> Tuple[str, int, Tuple[str, ...]]:
         """A pass's name, opt_level and required passes, read from its (immutable) PassInfo once:
@@ -336,6 +338,14 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         return known[1]
 
     # -- snapshots ----------------------------------------------------------------------------
+
+    def _module_ir(self, mod: tvm.IRModule) -> str:
+        """The module's dialect (``serialize.module_ir``), where a module holding type definitions
+        and no function is Relay: its type definitions (Relay's algebraic data types) are recorded."""
+        facts = self._modules.facts(mod)
+        if facts.ir == "empty" and facts.types:
+            return "relay"
+        return facts.ir
 
     def _wanted(self, record: PassRecord) -> bool:
         if record.ir == "other":
@@ -366,7 +376,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
 
     def _take(self, mod: tvm.IRModule) -> Snapshot:
         assert self._sink is not None
-        ir = _module_ir(mod)
+        ir = self._module_ir(mod)
         serializer = self._serializer(ir)
         if isinstance(serializer, str) and ir == "empty":  # a pass removed every function: any serializer
             serializer = next((s for s in self._serializers.values() if not isinstance(s, str)), serializer)
@@ -551,6 +561,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._stack = []
         self._last_top = None
         self._policy.forget()
+        self._modules.forget()
 
 
 #: Traces whose pass context was entered and has not exited.
@@ -578,12 +589,3 @@ def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[P
 
 def _ms(seconds: float) -> float:
     return round(1000.0 * seconds, 4)
-
-
-def _module_ir(mod: tvm.IRModule) -> str:
-    """The module's dialect (``serialize.module_ir``), where a module holding type definitions
-    and no function is Relay: its type definitions (Relay's algebraic data types) are recorded."""
-    ir = module_ir(mod)
-    if ir == "empty" and len(getattr(mod, "type_definitions", None) or ()) > 0:
-        return "relay"
-    return ir

@@ -31,6 +31,9 @@ class Snapshot:
     doc: Document
     #: Some expressions had no inferred type: a structurally equal module may still add types.
     untyped: bool = False
+    #: Which taking of a snapshot this one stands for: snapshots of one lineage are of modules
+    #: found equal one after another, hence equal to each other.
+    lineage: int = 0
 
     @property
     def nodes(self) -> int:
@@ -53,13 +56,15 @@ class SnapshotPolicy:
     def __init__(self, take: Callable[[Any], Snapshot], equal: Callable[[Any, Any], Optional[bool]]) -> None:
         self._take = take
         self._equal = equal
+        self._takings = 0
         #: The snapshot of the module seen last (what the next pass most likely receives).
         self.last: Optional[Snapshot] = None
 
     def take(self, mod: Any) -> Snapshot:
         """A new snapshot of ``mod``; it becomes the latest."""
         snap = self._take(mod)
-        self.last = Snapshot(mod, snap.ref, snap.doc, has_untyped(snap.doc))
+        self._takings += 1
+        self.last = Snapshot(mod, snap.ref, snap.doc, has_untyped(snap.doc), self._takings)
         return self.last
 
     def before(self, mod: Any) -> Snapshot:
@@ -69,7 +74,7 @@ class SnapshotPolicy:
             if last.mod.same_as(mod):
                 return last
             if not last.untyped and self._equal(last.mod, mod):
-                self.last = Snapshot(mod, last.ref, last.doc)
+                self.last = Snapshot(mod, last.ref, last.doc, lineage=last.lineage)
                 return self.last
         return self.take(mod)
 
@@ -79,8 +84,10 @@ class SnapshotPolicy:
             return before, False
         last = self.last
         if last is not None and last is not before and last.mod.same_as(mod):
-            # A Sequential's result is its last inner pass's result, already recorded.
-            changed = last.ref != before.ref or self._equal(before.mod, mod) is not True
+            # A Sequential's result is its last inner pass's result, already recorded. Of one
+            # lineage, the modules were found equal already.
+            changed = last.ref != before.ref or (last.lineage != before.lineage
+                                                 and self._equal(before.mod, mod) is not True)
             return last, changed
         if before.untyped:
             # An equal module is taken again anyway (it may add types): different snapshots
@@ -90,7 +97,7 @@ class SnapshotPolicy:
             return after, after.ref != before.ref or self._equal(before.mod, mod) is False
         equal = self._equal(before.mod, mod)
         if equal:
-            self.last = Snapshot(mod, before.ref, before.doc)
+            self.last = Snapshot(mod, before.ref, before.doc, lineage=before.lineage)
             return self.last, False
         after = self.take(mod)
         # When TVM cannot compare the modules, the snapshots decide.

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import Any, Dict, Protocol, Tuple
+from typing import Any, Dict, Protocol, Sequence, Tuple
 
 from ..errors import RelayVizDependencyError, RelayVizSerializeError
 from ..format import SMALL_TENSOR_ELEMENTS, Document, encode
 from ..format.irs import EMPTY, MODULE_IRS, OTHER, RELAX, RELAY, TIR
 
-__all__ = ["Serializer", "SERIALIZERS", "module_ir", "serializer_for", "to_relayviz", "dumps"]
+__all__ = ["Serializer", "SERIALIZERS", "module_ir", "functions_ir", "serializer_for", "to_relayviz", "dumps"]
 
 
 class Serializer(Protocol):
@@ -57,10 +57,16 @@ def module_ir(mod: Any) -> str:
     """The dialect of an ``IRModule``: ``relay`` or ``relax`` if it holds such a function,
     ``tir`` if it holds only PrimFuncs, ``empty`` if nothing (the device side of a CPU build
     after the host/device split), else ``other``. Imports no dialect."""
-    kinds = set()
     from .reflection import field, map_items  # imports TVM: the package itself imports without it
 
-    for _, func in map_items(field(mod, "functions")):
+    return functions_ir([func for _, func in map_items(field(mod, "functions"))])
+
+
+def functions_ir(functions: Sequence[Any]) -> str:
+    """The dialect of a module holding ``functions`` (see :func:`module_ir`), for a caller
+    that has read them already."""
+    kinds = set()
+    for func in functions:
         dialect = _dialect(func)
         if dialect in MODULE_IRS:
             return dialect
