@@ -177,3 +177,31 @@ def test_a_trace_whose_exit_never_came_is_closed_at_the_end_of_the_process(tmp_p
     shown = _show(tmp_path / "t")
     assert "exit_pass_ctx" in shown and "the process stopped" not in shown
 
+
+def test_an_interruption_right_after_an_end_line_still_closes_every_event(tmp_path: Path) -> None:
+    """Ctrl-C landing in the instrument after a pass's end line was written, before the event
+    left its stack (found by a real SIGINT mid-build): the context's exit ends the events still
+    open, once each, and the trace says it was interrupted, not that an event ended twice."""
+    mod = relax_workload("mlp")
+    seq = tvm.transform.Sequential([relax.transform.LegalizeOps(), relax.transform.FoldConstant()])
+    trace = RelayVizTrace(tmp_path / "t")
+    with pytest.raises(KeyboardInterrupt):
+        with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+            assert trace._sink is not None
+            end = trace._sink.end
+
+            def end_then_interrupted(record: Any) -> None:
+                end(record)
+                if record.name == "LegalizeOps":
+                    raise KeyboardInterrupt  # where a signal may land: the line is written
+
+            trace._sink.end = end_then_interrupted  # type: ignore[method-assign]
+            seq(mod)
+    lines = [json.loads(line) for line in (tmp_path / "t" / "manifest.jsonl").read_text().splitlines()]
+    begun = [line["index"] for line in lines if line["type"] == "begin"]
+    ended = [line["index"] for line in lines if line["type"] == "end"]
+    assert sorted(ended) == sorted(begun) and len(set(ended)) == len(ended)  # every event ended, once
+    loaded = load_trace(tmp_path / "t")
+    assert not loaded.complete and any("interrupted" in p for p in loaded.problems), loaded.problems
+    assert not any("ended twice" in p for p in loaded.problems), loaded.problems
+    assert loaded.records[0].name == "sequential" and loaded.records[0].error is not None

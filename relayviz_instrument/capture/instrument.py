@@ -456,6 +456,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         error: Optional[BaseException] = None
         for opened in ended:
             record = opened.record
+            if self._sink.has_ended(record.index):
+                # Its end line was written, then an interruption (Ctrl-C) cut the callback short
+                # before the event left the stack: TVM ended it, there is nothing to add.
+                opened.mod = opened.context = opened.target = opened.frame = None
+                continue
             error = error_through(opened.frame, exc) if opened.frame is not None else exc
             if error is None and opened.frame is not None and id(opened.frame) not in live:
                 if held is None:  # one search for all of them, only when a pass raised unseen
