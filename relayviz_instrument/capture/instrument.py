@@ -459,6 +459,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             if self._sink.has_ended(record.index):
                 # Its end line was written, then an interruption (Ctrl-C) cut the callback short
                 # before the event left the stack: TVM ended it, there is nothing to add.
+                # (An interruption before the line was written leaves it to be ended here.)
                 opened.mod = opened.context = opened.target = opened.frame = None
                 continue
             error = error_through(opened.frame, exc) if opened.frame is not None else exc

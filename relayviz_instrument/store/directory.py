@@ -111,6 +111,15 @@ class DirectoryStore:
         self._manifest.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
         self._manifest.flush()
 
+    def written(self) -> int:
+        """The manifest's size in bytes, the lines buffered for writing included."""
+        if self._manifest is not None:
+            return self._manifest.tell()
+        try:
+            return (self.root / MANIFEST).stat().st_size
+        except OSError:
+            return 0
+
     def close(self) -> None:
         """Flush the manifest and close it. No fsync, as for the snapshots: a trace outlives its
         process, not a power loss, and an fsync cost 6 ms a trace here, more than a test's

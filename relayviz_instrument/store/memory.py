@@ -51,5 +51,8 @@ class MemoryStore:
     def append(self, line: Dict[str, Any]) -> None:
         self.lines.append(orjson.dumps(line))
 
+    def written(self) -> int:
+        return len(self.lines)
+
     def close(self) -> None:
         pass

@@ -11,7 +11,7 @@ graph, recorded after the ``with`` block) is appended after it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Protocol, Set
+from typing import Any, Dict, List, Optional, Protocol, Set, Tuple
 
 from ..errors import RelayVizTraceError
 from ..format import Document
@@ -27,8 +27,9 @@ class TraceStore(Protocol):
     reference in every store); ``get`` reads it back; ``put_module`` and ``get_module`` do
     the same for a kept IR module's bytes (``capture/kept_module.py``, for ``relayviz
     replay``); ``append`` adds one manifest line and makes it durable as far as the store can;
-    ``close`` flushes everything (a later ``append`` opens the manifest again). ``path`` is the
-    trace directory, ``None`` in memory.
+    ``close`` flushes everything (a later ``append`` opens the manifest again). ``written``
+    tells how much of the manifest is written (bytes or lines): it grows with every line
+    appended, at the moment the line is. ``path`` is the trace directory, ``None`` in memory.
     """
 
     path: Optional[Path]
@@ -43,6 +44,8 @@ class TraceStore(Protocol):
 
     def append(self, line: Dict[str, Any]) -> None: ...
 
+    def written(self) -> int: ...
+
     def close(self) -> None: ...
 
 
@@ -53,6 +56,9 @@ class TraceSink:
         self.store = store
         self._begun: Set[int] = set()
         self._ended: Set[int] = set()
+        #: The line being appended: which set it goes to, the event, and how much of the
+        #: manifest was written before it (see ``_settle``).
+        self._appending: Optional[Tuple[Set[int], int, int]] = None
         self.closed = False
         store.append(header_line(header))
 
@@ -78,17 +84,32 @@ class TraceSink:
 
     def begin(self, record: PassRecord) -> None:
         """The ``begin`` line of ``record`` (refused if it was written already)."""
-        if record.index in self._begun:
+        if self.has_begun(record.index):
             raise RelayVizTraceError(f"pass event {record.index} ({record.name}) began twice")
-        self._begun.add(record.index)
-        self.store.append(begin_line(record))
+        self._append(self._begun, record.index, begin_line(record))
 
     def end(self, record: PassRecord) -> None:
         """The ``end`` line of ``record``, once, after its ``begin`` line."""
-        if record.index not in self._begun or record.index in self._ended:
+        if not self.has_begun(record.index) or self.has_ended(record.index):
             raise RelayVizTraceError(f"pass event {record.index} ({record.name}) ended twice or never began")
-        self._ended.add(record.index)
-        self.store.append(end_line(record))
+        self._append(self._ended, record.index, end_line(record))
+
+    def _append(self, lines: Set[int], index: int, line: Dict[str, Any]) -> None:
+        """Append an event's line and note it among ``lines`` once it is written. An
+        interruption (Ctrl-C) may land anywhere in here, before the line is written or after:
+        which one is settled by the manifest's size (``_settle``), never guessed."""
+        self._appending = (lines, index, self.store.written())
+        self.store.append(line)
+        lines.add(index)
+        self._appending = None
+
+    def _settle(self) -> None:
+        """After an interrupted ``_append``: the line counts as written if the manifest grew."""
+        appending, self._appending = self._appending, None
+        if appending is not None:
+            lines, index, before = appending
+            if self.store.written() > before:
+                lines.add(index)
 
     def context(self, index: int, parent: Optional[int], opened: str, opt_level: Optional[int]) -> None:
         """The ``context`` line of a pass context a process trace entered (see ``records.py``)."""
@@ -96,10 +117,14 @@ class TraceSink:
 
     def has_begun(self, index: int) -> bool:
         """Whether the ``begin`` line of event ``index`` was written."""
+        if self._appending is not None:
+            self._settle()
         return index in self._begun
 
     def has_ended(self, index: int) -> bool:
         """Whether the ``end`` line of event ``index`` was written."""
+        if self._appending is not None:
+            self._settle()
         return index in self._ended
 
     def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float,
