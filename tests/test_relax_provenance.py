@@ -19,6 +19,7 @@ pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
 from fusiontruth import fused_functions, fused_truth
 from relayviz_instrument.analysis.provenance import Provenance, provenance
 from relayviz_instrument.capture import trace_compile
+from relayviz_instrument.cli import main
 from relayviz_instrument.demo.relax_models import relax_host_target
 from relayviz_instrument.store import load_trace
 
@@ -77,3 +78,14 @@ def test_fuse_ops_reads_each_call_of_a_fused_function_as_part_of_its_wrapped_hun
             assert not fused, f"{hunk.kind}: {hunk.label}"
     wrapped = Counter(called(b) for h in result.hunks if h.kind == "wrapped" for b in h.added)
     assert {name: wrapped[name] for name in primitive} == {name: calls[name] for name in primitive}
+
+
+def test_history_of_a_fused_primfunc_by_name_shows_each_node_once(traced: Any, capsys: Any) -> None:
+    mod, prov = traced
+    name = sorted(fused_truth(mod))[0]
+    last = prov.document(prov.last)
+    found = prov.find(prov.last, node=name)
+    assert found == sorted(set(found)) and last["functions"][name] in found
+    assert main(["history", str(prov.trace.path), name]) == 0
+    heads = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("PrimFunc @", "GlobalVar @"))]
+    assert len(heads) == len(found) and sum(line.startswith(f"PrimFunc @{name} ") for line in heads) == 1
