@@ -46,22 +46,24 @@ def fused(legalized):
     return T.FuseOps()(T.AnnotateTIROpPattern()(legalized))
 
 
-def test_legalize_ops_replaces_each_high_level_call_with_call_tir(mlp, legalized):
+def test_legalize_ops_pairs_each_high_level_call_with_its_call_tir(mlp, legalized):
     result = _diff(mlp, legalized)
     high_level = {"relax.matmul": 2, "relax.add": 2, "relax.nn.relu": 1, "relax.permute_dims": 2}
     assert {op: -n for op, n in high_level.items()} == {
         op: n for op, n in result.op_delta.items() if op != "relax.call_tir"}
     assert result.op_delta["relax.call_tir"] == sum(high_level.values())
-    replaced = [h for h in result.hunks if h.kind == "replaced"]
-    assert len(replaced) == sum(high_level.values())
-    for hunk in replaced:
-        gone, came = _kinds(result, hunk.removed, "before"), _kinds(result, hunk.added)
-        assert len(gone) == 1 and gone[0] in high_level
-        assert sorted(came) == ["GlobalVar", "Tuple", "relax.call_tir"]
+    # Each call is paired with the call_tir its binding holds now, one to one: a changed
+    # operator, with the kernel's name and the argument tuple added beside it.
+    rewritten = [h for h in result.hunks if h.kind == "changed"]
+    assert len(rewritten) == sum(high_level.values())
+    for hunk in rewritten:
+        [(a, b)] = hunk.matched
+        assert result.info_before[a].name in high_level and result.info_after[b].name == "relax.call_tir"
+        assert sorted(_kinds(result, hunk.added)) == ["GlobalVar", "Tuple"] and not hunk.removed
     # The new kernels are added, nothing else is: every binding and variable stays.
-    others = [h for h in result.hunks if h.kind != "replaced"]
+    others = [h for h in result.hunks if h.kind != "changed"]
     assert others and all(h.kind == "added" for h in others)
-    assert {result.info_before[r].kind for r in result.removed} == {"Call", "Op"}  # calls, and their operators
+    assert {result.info_before[r].kind for r in result.removed} == {"Op"}  # the operators the calls named
 
 
 def test_fuse_ops_wraps_the_calls_it_fuses(legalized, fused):

@@ -469,7 +469,8 @@ class Provenance:
             self._check((position, int(node)))
             return [int(node)]
         names = _node_names(doc)
-        found = sorted(i for i, name in names if name == node or name == node.lstrip("%@"))
+        # A global function is named twice (by the module and by its own node): once each.
+        found = sorted({i for i, name in names if name == node or name == node.lstrip("%@")})
         if not found:
             raise RelayVizError(f"snapshot {self.refs[position]}: no node named {node!r} (of {len(nodes)} "
                                 f"nodes); give a node id, or one of: {_some(sorted({n for _, n in names}))}")

@@ -31,7 +31,7 @@ __all__ = ["diff", "index_document", "IndexedDocument", "DIFF_VERSION", "GraphDi
 #: The version of what :func:`diff` answers: raised whenever the same two documents may give
 #: another result (other pairs, hunks or labels), so that results derived from stored traces
 #: (cached summaries) are redone.
-DIFF_VERSION = 8
+DIFF_VERSION = 9
 
 
 def diff(before: Diffable, after: Diffable) -> GraphDiff:

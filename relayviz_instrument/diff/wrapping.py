@@ -7,13 +7,16 @@ called from several places (Relax's FuseOps makes one per kind of fused group an
 every layer) cannot be read through at each call, so :func:`shared_functions` reads its calls
 one by one: each call stands for what it replaced at its place, the nodes between the
 partners of its arguments and of what reads its value. Its hunk holds the function and every
-call, and says, per call, what that call replaced.
+call, and says, per call, what that call replaced: the group of kernel calls that match the
+body's (by PrimFunc, and by how they feed each other, read through the variables that hold
+their values), with their argument tuples, bindings and variables. Larger bodies find their
+groups first, so that a body holding another's calls and more keeps its own.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ..format.kinds import BINDING_KINDS
 from .drafts import Draft, function_phrase, kernel_of, names
@@ -145,7 +148,9 @@ def shared_functions(va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int],
             name = vb.nodes[vb.refs[c][0]].get("name")
             if isinstance(name, str):
                 sites.setdefault(name, []).append(c)
-    for name, f in vb.functions.items():
+    # Larger bodies first: a body that holds another's calls and more (rotary embedding with a
+    # transpose after it) claims its groups before the smaller one could take part of them.
+    for name, f in sorted(vb.functions.items(), key=lambda item: -_kernel_calls(vb, item[1])):
         calls = sites.get(name, [])
         if (b2a[f] >= 0 or f in taken_b or f in vb.inlined or vb.kind[f] != "Function" or name in va.functions
                 or len(calls) < 2):
@@ -178,19 +183,26 @@ def shared_functions(va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int],
     return out
 
 
+def _kernel_calls(view: CanonicalGraph, f: int) -> int:
+    """How many kernel calls the body of global function ``f`` holds (0 for one read through)."""
+    return 0 if f in view.inlined else sum(1 for t in view.scope(f) if kernel_of(view, t) is not None)
+
+
 def _site(vb: CanonicalGraph, c: int, b2a: Sequence[int], taken_b: Set[int]) -> List[int]:
     """A call of a shared function with what stands at its place only: its binding and the
     variable it binds, when they are new, and the new nodes it alone reads."""
     out = [c]
     taken_b.add(c)
     for u, _ in vb.users[c]:
-        if vb.kind[u] in BINDING_KINDS and b2a[u] < 0 and u not in taken_b:
+        if vb.kind[u] not in BINDING_KINDS:
+            continue
+        if b2a[u] < 0 and u not in taken_b:
             out.append(u)
             taken_b.add(u)
-            var = vb.refs[u][0]
-            if b2a[var] < 0 and var not in taken_b:
-                out.append(var)
-                taken_b.add(var)
+        var = vb.refs[u][0]  # new even where the binding took the place of one of the group's
+        if b2a[var] < 0 and var not in taken_b:
+            out.append(var)
+            taken_b.add(var)
     for t in vb.refs[c][1:]:
         if b2a[t] < 0 and t not in taken_b and vb.kind[t] in ("Tuple", "TupleGetItem"):
             out.append(t)
@@ -207,7 +219,8 @@ def _groups(va: CanonicalGraph, vb: CanonicalGraph, f: int, a2b: Sequence[int], 
     calls = [t for t in vb.scope(f) if kernel_of(vb, t) is not None]
     if not calls:
         return []
-    fed = {s for t in calls for s in _sources(vb, t) if s in inside}
+    bounds = (_bound(vb), _bound(va))
+    fed = {s for t in calls for s in _sources(vb, t, bounds[0]) if s in inside}
     roots = sorted((t for t in calls if t not in fed), key=vb.position.__getitem__)
     free = [x for x in range(va.size) if kernel_of(va, x) is not None
             and (a2b[x] < 0 and x not in taken_a or a2b[x] in fused) and x not in claimed]
@@ -216,12 +229,12 @@ def _groups(va: CanonicalGraph, vb: CanonicalGraph, f: int, a2b: Sequence[int], 
         by_kernel.setdefault(str(kernel_of(va, x)), []).append(x)
     groups: List[List[int]] = []
     for x in by_kernel.get(str(kernel_of(vb, roots[-1])), []):
-        found = _template(vb, roots[-1], va, x, inside, claimed, {})
+        found = _template(vb, roots[-1], va, x, inside, claimed, {}, bounds)
         if found is None:
             continue
         for root in roots[:-1]:  # a body with several results: each of its other outputs
             for y in by_kernel.get(str(kernel_of(vb, root)), []):
-                more = _template(vb, root, va, y, inside, claimed, found)
+                more = _template(vb, root, va, y, inside, claimed, found, bounds)
                 if more is not None:
                     found.update(more)
                     break
@@ -230,19 +243,36 @@ def _groups(va: CanonicalGraph, vb: CanonicalGraph, f: int, a2b: Sequence[int], 
     return groups
 
 
-def _sources(view: CanonicalGraph, t: int) -> List[int]:
-    """The values a kernel call reads: its argument tuple's fields, read through variables."""
+def _bound(view: CanonicalGraph) -> Dict[int, int]:
+    """Each Relax variable bound in ``view`` and the value its binding gives it."""
+    return {view.refs[t][0]: view.refs[t][1] for t in range(view.size)
+            if view.kind[t] in BINDING_KINDS and len(view.refs[t]) > 1}
+
+
+def _sources(view: CanonicalGraph, t: int, bound: Dict[int, int]) -> List[int]:
+    """The values a kernel call reads: its argument tuple's fields, read through variables
+    (to the values their bindings give them) and tuple items."""
     out = []
     for i in view.inputs[t]:
         for x in (view.inputs[i] if view.kind[i] == "Tuple" else [i]):
-            while view.kind[x] in ("Var", "TupleGetItem") and view.inputs[x]:
-                x = view.inputs[x][0]
+            seen = {x}
+            while True:
+                if view.kind[x] == "Var" and x in bound:
+                    x = bound[x]
+                elif view.kind[x] in ("Var", "TupleGetItem") and view.inputs[x]:
+                    x = view.inputs[x][0]
+                else:
+                    break
+                if x in seen:
+                    break
+                seen.add(x)
             out.append(x)
     return out
 
 
 def _template(vb: CanonicalGraph, t: int, va: CanonicalGraph, x: int, inside: Set[int],
-              claimed: Set[int], fixed: Dict[int, int]) -> Optional[Dict[int, int]]:
+              claimed: Set[int], fixed: Dict[int, int],
+              bounds: Tuple[Dict[int, int], Dict[int, int]]) -> Optional[Dict[int, int]]:
     """Body call ``t`` matched with before call ``x`` and, below them, the body calls feeding
     ``t`` with the calls feeding ``x`` (``None`` if they differ); ``fixed`` holds body calls
     matched already (by another result of the body)."""
@@ -251,12 +281,12 @@ def _template(vb: CanonicalGraph, t: int, va: CanonicalGraph, x: int, inside: Se
     if x in claimed or x in fixed.values() or kernel_of(vb, t) != kernel_of(va, x):
         return None
     found = {t: x}
-    mine, theirs = _sources(vb, t), _sources(va, x)
+    mine, theirs = _sources(vb, t, bounds[0]), _sources(va, x, bounds[1])
     if len(mine) != len(theirs):
         return None
     for s, y in zip(mine, theirs):
         if s in inside and kernel_of(vb, s) is not None:
-            below = _template(vb, s, va, y, inside, claimed | set(found.values()), {**fixed, **found})
+            below = _template(vb, s, va, y, inside, claimed | set(found.values()), {**fixed, **found}, bounds)
             if below is None:
                 return None
             found.update(below)
@@ -278,13 +308,29 @@ def _replaced(va: CanonicalGraph, group: List[int], a2b: Sequence[int], taken_a:
             taken_a.add(t)
         out.append(t)
 
+    def bound(u: int) -> None:  # a binding of a group's value, its variable, the items read of it
+        take(u)
+        if len(va.refs[u]) < 2:
+            return
+        var = va.refs[u][0]
+        take(var)
+        for t, _ in va.users[var]:
+            if va.kind[t] == "TupleGetItem":
+                take(t)
+                for w, _ in va.users[t]:
+                    if va.kind[w] in BINDING_KINDS:
+                        take(w)
+                        take(va.refs[w][0])
+
     for x in group:
         take(x)
         for i in va.inputs[x]:
             if va.kind[i] == "Tuple":
                 take(i)
         for u, _ in va.users[x]:
-            if va.kind[u] in BINDING_KINDS or va.kind[u] in ("Var", "TupleGetItem"):
+            if va.kind[u] in BINDING_KINDS:
+                bound(u)
+            elif va.kind[u] in ("Var", "TupleGetItem"):
                 take(u)
                 for w, _ in va.users[u]:
                     if va.kind[w] in BINDING_KINDS or va.kind[w] == "Var":

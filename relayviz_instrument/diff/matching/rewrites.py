@@ -17,16 +17,24 @@ every other (before the Op nodes) and pairs a removed call with an added one whe
 * and neither has another candidate that shares as many of those.
 
 The pair is a ``changed`` one whose fields name the operator (``op``) beside the attributes.
+
+Relax's LegalizeOps rewrites every high-level call (``R.matmul``, ``R.permute_dims``) into a
+``call_tir`` of a PrimFunc it adds, named after the operator's TOPI kernel (``matmul1``,
+``transpose``), and keeps the binding that holds the value: :func:`pair_legalized` pairs the
+two values of each binding paired already, when one calls an operator and the other runs a
+kernel of as many values of one dtype. Without it, a run of alike calls would read as one
+region removed and another added, and each kernel call would stem from all of them.
 """
 
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Set, Tuple
 
-from ..graph import CanonicalGraph
+from ...format.kinds import BINDING_KINDS
+from ..graph import KERNEL_CALLS, CanonicalGraph
 from .state import MatchState, Side
 
-__all__ = ["pair_rewrites", "same_role", "role"]
+__all__ = ["pair_rewrites", "pair_legalized", "same_role", "role"]
 
 #: Unpaired nodes looked through between a candidate and its paired neighbours.
 _LOOK_THROUGH = 3
@@ -53,7 +61,9 @@ def same_role(a: str, b: str) -> bool:
 
 
 def pair_rewrites(st: MatchState) -> None:
-    """Pair the removed and added calls of operators of one role that sit in one place."""
+    """Pair the removed and added calls of operators of one role that sit in one place, and
+    the calls LegalizeOps turned into kernel calls (:func:`pair_legalized`)."""
+    pair_legalized(st)
     A, B = st.A, st.B
     cand_a, cand_b = _calls(st, A), _calls(st, B)
     if not cand_a or not cand_b:
@@ -103,6 +113,36 @@ def pair_rewrites(st: MatchState) -> None:
         y = best_a[x][1]
         if y >= 0 and best_b[y][1] == x:
             st.pair_rewritten(x, y)
+
+
+def pair_legalized(st: MatchState) -> None:
+    """Pair the values of paired Relax bindings that a pass turned from a call of an operator
+    into a call of a kernel (``call_tir``) of the same size, on either side."""
+    for s in (st.A, st.B):
+        g, og = s.graph, s.other.graph
+        for u in range(g.size):
+            if s.kind[u] not in BINDING_KINDS or s.partner[u] < 0 or len(g.refs[u]) < 2:
+                continue
+            v = s.partner[u]
+            if len(og.refs[v]) < 2:
+                continue
+            x, y = g.refs[u][1], og.refs[v][1]
+            if s.partner[x] >= 0 or s.other.partner[y] >= 0 or not (_operator_call(g, x) and _kernel_call(og, y)):
+                continue
+            if _same_size(g, x, og, y):
+                st.pair_rewritten(*((x, y) if s.is_a else (y, x)))
+
+
+def _operator_call(g: CanonicalGraph, r: int) -> bool:
+    """Whether ``r`` calls an operator that is no kernel call."""
+    name = g.op_name(r)
+    return g.kind[r] == "Call" and name is not None and name not in KERNEL_CALLS
+
+
+def _kernel_call(g: CanonicalGraph, r: int) -> bool:
+    """Whether ``r`` runs a kernel: ``call_tir`` (and its variants) of a global PrimFunc."""
+    return g.kind[r] == "Call" and g.op_name(r) in KERNEL_CALLS and len(g.refs[r]) > 1 \
+        and g.kind[g.refs[r][1]] == "GlobalVar"
 
 
 def _calls(st: MatchState, s: Side) -> List[int]:
