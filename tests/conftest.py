@@ -112,6 +112,17 @@ def resnet18_traced(resnet18: Tuple[Any, Dict[str, Any]], tmp_path_factory: pyte
                        out_dir=tmp_path_factory.mktemp("resnet18") / "trace")
 
 
+@pytest.fixture(scope="session")
+def resnet18_provenance(resnet18_traced: Any) -> Any:
+    """The :class:`~relayviz_instrument.analysis.provenance.Provenance` of ``resnet18_traced``'s
+    trace, its diffs computed once for the provenance tests (lowering and layout)."""
+    from relayviz_instrument.analysis.provenance import provenance
+    from relayviz_instrument.store import load_trace
+
+    _, trace = resnet18_traced
+    return provenance(load_trace(trace.path))
+
+
 # -- two environments: a Relay TVM (hhb-tvm, TVM 0.16) and a Relax-only TVM (apache-tvm 0.2x) ----
 
 #: Whether the installed TVM has each IR, and PyTorch (for models exported from it).

@@ -6,7 +6,7 @@ convolution of the run).
 The model is traced without a name left in it and with its parameters unbound: the diff can
 pair nodes by their structure only, and relay.optimize folds no weights (bound, FoldConstant
 compiles every folded weight, and the compilation takes minutes instead of tens of seconds;
-``test_provenance_layout.py`` traces ResNet-18 with its parameters bound).
+``test_provenance_layout.py`` follows ResNet-18 with its parameters bound, through relay.build).
 
 The truth comes from the IR, as in ``test_provenance_layout.py``: AlterOpLayout rewrites each
 ``nn.conv2d`` into one ``nn.contrib_conv2d_NCHWc`` and no pass after it reorders them, so the
@@ -25,7 +25,9 @@ import pytest
 from relayviz_instrument.analysis.provenance import Provenance, provenance
 from relayviz_instrument.cli import main
 from relayviz_instrument.store import load_trace
-from test_provenance_layout import AVX2, calls, unblocked
+from test_provenance_layout import calls, unblocked
+
+AVX2 = "llvm -mtriple=x86_64-linux-gnu -mcpu=core-avx2"
 
 #: DenseNet-121's convolutions: the stem's, two in each of the 6 + 12 + 24 + 16 layers of its
 #: dense blocks, and one in each of the three transitions between them.
