@@ -18,7 +18,7 @@ import importlib.util
 import os
 from pathlib import Path
 import sys
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -52,19 +52,37 @@ def resnet18() -> Tuple[Any, Dict[str, Any]]:
     return tvm.relay.testing.resnet.get_workload(num_layers=18, batch_size=1)
 
 
-def _build(workload: Tuple[Any, Dict[str, Any]]) -> Any:
+def _build(workload: Tuple[Any, Dict[str, Any]], instruments: Sequence[Any] = ()) -> Any:
     import tvm
     from tvm import relay
 
     mod, params = workload
-    with tvm.transform.PassContext(opt_level=3):
+    with tvm.transform.PassContext(opt_level=3, instruments=list(instruments)):
         return relay.build(mod, target="llvm", params=params)
 
 
 @pytest.fixture(scope="session")
-def resnet18_built(resnet18: Tuple[Any, Dict[str, Any]]) -> Any:
+def _resnet18_plain_build(resnet18: Tuple[Any, Dict[str, Any]]) -> Tuple[Any, Any]:
+    """``(lib, counter)``: ResNet-18 built once, with no RelayVizTrace but an instrument that
+    only counts the pass events (tests/passevents.py): one build serves the tests that compare a
+    traced build with a plain one and those that compare a trace's records with the counts."""
+    from passevents import EventCounter
+
+    counter = EventCounter()
+    return _build(resnet18, [counter]), counter
+
+
+@pytest.fixture(scope="session")
+def resnet18_built(_resnet18_plain_build: Tuple[Any, Any]) -> Any:
     """``relay.build(resnet18, target="llvm", params=params)`` at opt_level 3, built once."""
-    return _build(resnet18)
+    return _resnet18_plain_build[0]
+
+
+@pytest.fixture(scope="session")
+def resnet18_build_events(_resnet18_plain_build: Tuple[Any, Any]) -> Any:
+    """The pass events of the build of ``resnet18_built``, counted by an instrument of the tests
+    (``names``: a Counter of pass names; ``max_depth``: the deepest nesting)."""
+    return _resnet18_plain_build[1]
 
 
 @pytest.fixture(scope="session")
@@ -92,6 +110,17 @@ def resnet18_traced(resnet18: Tuple[Any, Dict[str, Any]], tmp_path_factory: pyte
     mod, params = resnet18
     return trace_build(mod, params=params, target="llvm", opt_level=3,
                        out_dir=tmp_path_factory.mktemp("resnet18") / "trace")
+
+
+@pytest.fixture(scope="session")
+def resnet18_provenance(resnet18_traced: Any) -> Any:
+    """The :class:`~relayviz_instrument.analysis.provenance.Provenance` of ``resnet18_traced``'s
+    trace, its diffs computed once for the provenance tests (lowering and layout)."""
+    from relayviz_instrument.analysis.provenance import provenance
+    from relayviz_instrument.store import load_trace
+
+    _, trace = resnet18_traced
+    return provenance(load_trace(trace.path))
 
 
 # -- two environments: a Relay TVM (hhb-tvm, TVM 0.16) and a Relax-only TVM (apache-tvm 0.2x) ----

@@ -17,27 +17,7 @@ from tvm import relay
 
 from relayviz_instrument import RelayVizTrace, TraceIncompleteWarning, load_trace, to_relayviz
 from relayviz_instrument.analysis.pass_diffs import PassDiffs
-
-
-class EventCounter(tvm.instrument.PassInstrument):
-    """An independent instrument: counts pass events and the deepest nesting."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: Counter = Counter()
-        self.depth = 0
-        self.max_depth = 0
-        self.relay_only = 0
-
-    def run_before_pass(self, mod, info):
-        self.names[info.name] += 1
-        self.depth += 1
-        self.max_depth = max(self.max_depth, self.depth)
-        if not any(isinstance(f, relay.Function) for f in mod.functions.values()):
-            self.relay_only += 1
-
-    def run_after_pass(self, mod, info):
-        self.depth -= 1
+from passevents import EventCounter
 
 
 def _same_params(a, b) -> bool:
@@ -60,11 +40,9 @@ def test_resnet18_build_is_identical_with_and_without_the_trace(resnet18_built, 
     assert _same_params(lib, resnet18_built)
 
 
-def test_resnet18_build_records_every_event(resnet18, resnet18_traced, tmp_path):
+def test_resnet18_build_records_every_event(resnet18_build_events, resnet18_traced):
     _, trace = resnet18_traced
-    counter = EventCounter()
-    mod, params = resnet18
-    _build(mod, params, [counter])
+    counter = resnet18_build_events
     *passes, graph = trace.records  # trace_build adds the built graph as a last event
     assert graph.name == "GraphExecutorCodegen"
     assert len(passes) == sum(counter.names.values())

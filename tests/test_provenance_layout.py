@@ -1,10 +1,13 @@
-"""Provenance through AlterOpLayout: each blocked convolution of relay.optimize for an x86
-target stems from exactly one convolution of the input, its own, however many alike blocks
-the model repeats.
+"""Provenance through AlterOpLayout: each blocked convolution of a relay.build of ResNet-18
+(parameters bound) stems from exactly one convolution of the input, its own, however many alike
+blocks the model repeats. The trace is the session's (``resnet18_traced``: the generic CPU
+target, like x86, has AlterOpLayout block every convolution); the blocked convolutions are those
+of the snapshot lowering starts from, the last to call operators (DenseNet-121 through
+relay.optimize for AVX2: ``test_provenance_densenet.py``).
 
 The truth comes from the IR: AlterOpLayout rewrites each ``nn.conv2d`` into one
 ``nn.contrib_conv2d_NCHWc`` and no pass after it reorders them, so the k-th blocked
-convolution of the last snapshot (in data-flow order) is the k-th convolution of the input,
+convolution of that snapshot (in data-flow order) is the k-th convolution of the input,
 and computes its output shape once unblocked.
 """
 
@@ -15,26 +18,13 @@ from typing import Any, List, Tuple
 
 import pytest
 
-from relayviz_instrument.analysis.provenance import Provenance, provenance
-from relayviz_instrument.store import load_trace
-
-AVX2 = "llvm -mtriple=x86_64-linux-gnu -mcpu=core-avx2"
+from relayviz_instrument.analysis.provenance import Provenance
+from test_provenance_lowering import lowering_start
 
 
 @pytest.fixture(scope="module")
-def prov(tmp_path_factory: pytest.TempPathFactory) -> Provenance:
-    """ResNet-18 (parameters bound) through relay.optimize at opt_level 3 for AVX2."""
-    import tvm
-    import tvm.relay.testing
-    from tvm import relay
-
-    from relayviz_instrument import RelayVizTrace
-
-    mod, params = tvm.relay.testing.resnet.get_workload(num_layers=18, batch_size=1)
-    path = tmp_path_factory.mktemp("layout") / "trace"
-    with tvm.transform.PassContext(opt_level=3, instruments=[RelayVizTrace(path)]):
-        relay.optimize(mod, target=AVX2, params=params)
-    return provenance(load_trace(path))
+def prov(resnet18_provenance: Provenance) -> Provenance:
+    return resnet18_provenance
 
 
 def calls(prov: Provenance, position: int, op: str) -> List[int]:
@@ -49,12 +39,13 @@ def unblocked(shape: List[int]) -> Tuple[int, ...]:
 
 def test_each_blocked_convolution_stems_from_its_own_convolution(prov: Provenance) -> None:
     assert "AlterOpLayout" in [s.name for s in prov.steps]
+    at = lowering_start(prov)
     convs = calls(prov, 0, "nn.conv2d")
-    blocked = calls(prov, prov.last, "nn.contrib_conv2d_NCHWc")
+    blocked = calls(prov, at, "nn.contrib_conv2d_NCHWc")
     assert len(convs) == len(blocked) == 21
-    first, last = prov.document(0)["nodes"], prov.document(prov.last)["nodes"]
+    first, last = prov.document(0)["nodes"], prov.document(at)["nodes"]
     for conv, block in zip(convs, blocked):
-        roots = [r for r in prov.roots((prov.last, block)) if first[r].get("node_kind") == "Call"
+        roots = [r for r in prov.roots((at, block)) if first[r].get("node_kind") == "Call"
                  and prov.view(0).op_name(prov.view(0).rank_of[r]) == "nn.conv2d"]
         assert roots == [conv]
         assert unblocked(last[block]["type"]["shape"]) == tuple(first[conv]["type"]["shape"])
@@ -62,8 +53,9 @@ def test_each_blocked_convolution_stems_from_its_own_convolution(prov: Provenanc
 
 def test_history_of_a_blocked_convolution_says_it_was_rewritten(prov: Provenance) -> None:
     [step] = [s for s in prov.steps if s.name == "AlterOpLayout"]
-    for block in calls(prov, prov.last, "nn.contrib_conv2d_NCHWc"):
-        history = prov.history((prov.last, block))
+    at = lowering_start(prov)
+    for block in calls(prov, at, "nn.contrib_conv2d_NCHWc"):
+        history = prov.history((at, block))
         assert history.lineage[0][0] == 0  # the same node since the input module
         [event] = [e for e in history.events if e.step == step]
         assert event.kind == "changed" and event.fields[0].field == "op"
@@ -71,12 +63,13 @@ def test_history_of_a_blocked_convolution_says_it_was_rewritten(prov: Provenance
 
 
 def test_each_convolution_becomes_its_blocked_convolution_only(prov: Provenance) -> None:
-    # Forward: of the last snapshot's calls, only its own blocked convolution stems from an
+    # Forward: of the optimized module's calls, only its own blocked convolution stems from an
     # input convolution; the layout transforms put around it compute no part of it.
-    last = prov.view(prov.last)
-    for conv, block in zip(calls(prov, 0, "nn.conv2d"), calls(prov, prov.last, "nn.contrib_conv2d_NCHWc")):
-        ends = [i for i in prov.descendants((0, conv)) if last.kind[last.rank_of[i]] == "Call"
-                and last.op_name(last.rank_of[i]) is not None]
+    at = lowering_start(prov)
+    view = prov.view(at)
+    operators = [view.doc_id[r] for r in range(view.size) if view.kind[r] == "Call" and view.op_name(r) is not None]
+    for conv, block in zip(calls(prov, 0, "nn.conv2d"), calls(prov, at, "nn.contrib_conv2d_NCHWc")):
+        ends = [i for i in operators if conv in prov.roots((at, i))]
         assert ends == [block]
 
 
@@ -88,6 +81,7 @@ def test_cli_history_of_nchwc_convolutions(prov: Provenance, capsys: Any) -> Non
     path = Path(prov.trace.path)
     assert main(["history", str(path), "--op", "nn.contrib_conv2d_NCHWc", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
+    assert out["snapshot"]["position"] == lowering_start(prov)  # the last snapshot has only kernels
     first = prov.view(0)
     roots = [[r for r in h["roots"] if first.op_name(first.rank_of[r]) == "nn.conv2d"] for h in out["histories"]]
     assert sorted(roots) == sorted([c] for c in calls(prov, 0, "nn.conv2d"))

@@ -16,17 +16,15 @@ from typing import Any, Dict, FrozenSet, List, Set, Tuple
 
 import pytest
 
-from relayviz_instrument.analysis.provenance import Provenance, provenance
+from relayviz_instrument.analysis.provenance import Provenance
 from relayviz_instrument.cli import main
-from relayviz_instrument.store import load_trace
 
 PREFIX = "tvmgen_default_fused_"
 
 
 @pytest.fixture(scope="module")
-def prov(resnet18_traced: Any) -> Provenance:
-    _, trace = resnet18_traced
-    return provenance(load_trace(trace.path))
+def prov(resnet18_provenance: Provenance) -> Provenance:
+    return resnet18_provenance
 
 
 def lowering_start(prov: Provenance) -> int:
