@@ -136,25 +136,3 @@ def test_type_definitions_count_in_equality() -> None:
     without_types = tvm.IRModule(with_prelude.functions)
     assert not _same_functions(with_prelude, without_types)
     assert structurally_equal(with_prelude, without_types) is False
-
-
-def test_with_the_same_global_vars_each_function_is_compared_on_its_own() -> None:
-    """Two modules of the same GlobalVar objects: equal when each function is (the same object
-    or an equal copy), not when one differs; as TVM's own comparison of the modules says."""
-    from tvm import relay
-
-    x = relay.var("x", shape=(1, 4), dtype="float32")
-    f = relay.Function([x], relay.nn.relu(x))
-    y = relay.var("y", shape=(1, 4), dtype="float32")
-    g = relay.Function([y], relay.add(y, relay.const(1.0)))
-    mod = tvm.IRModule({"f": f, "g": g})
-    f_copy = tvm.ir.load_json(tvm.ir.save_json(f))  # equal, another object
-    z = relay.var("z", shape=(1, 4), dtype="float32")
-    g_other = relay.Function([z], relay.add(z, relay.const(2.0)))
-    gvars = {str(gv.name_hint): gv for gv in mod.get_global_vars()}
-    equal_copy = tvm.IRModule({gvars["f"]: f_copy, gvars["g"]: g})
-    rewritten = tvm.IRModule({gvars["f"]: f, gvars["g"]: g_other})
-    assert not _same_functions(mod, equal_copy)
-    for other in (equal_copy, rewritten):
-        assert structurally_equal(mod, other) is tvm.ir.structural_equal(mod, other)
-    assert structurally_equal(mod, equal_copy) is True and structurally_equal(mod, rewritten) is False

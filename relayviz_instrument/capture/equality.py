@@ -66,11 +66,6 @@ class ModuleFacts:
         self._names: Optional[Dict[str, int]] = None
 
     @property
-    def pairs(self) -> List[Tuple[Any, Any]]:
-        """The module's ``(GlobalVar, function)`` pairs, in the order ``functions`` lists them."""
-        return self._pairs
-
-    @property
     def attrs(self) -> Any:
         """The module's attributes (a DictAttrs), or None."""
         if self._attrs is _UNREAD:
@@ -145,8 +140,6 @@ class ModuleReader:
         same_attrs = _facts_same_attrs(fa, fb)
         if same_attrs and _facts_same_functions(fa, fb):
             return True
-        if same_attrs and fa.functions.keys() == fb.functions.keys() and fa.types == fb.types:
-            return _each_function_equal(fa, fb)
         if fa.attrs is not None or fb.attrs is not None:
             return _functions_equal(a, b) if same_attrs else None
         try:
@@ -171,24 +164,6 @@ def _functions_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
         return bool(_STRUCTURAL_EQUAL(bare(a), bare(b)))
     except _TVM_ERRORS:
         return None
-
-
-def _each_function_equal(a: ModuleFacts, b: ModuleFacts) -> Optional[bool]:
-    """Structural equality of two modules holding the same GlobalVar objects, the same type
-    definitions and attributes: function by function, walking only the functions that are
-    other objects (InferType late in relay.build makes ``main`` anew and leaves every lowered
-    PrimFunc as it was). The same GlobalVars on both sides make this the module's equality."""
-    theirs = dict(zip(b.functions, (func for _, func in b.pairs)))
-    for (_, func), key in zip(a.pairs, a.functions):
-        other = theirs[key]
-        if object_key(func) == object_key(other):
-            continue
-        try:
-            if not _STRUCTURAL_EQUAL(func, other):
-                return False
-        except _TVM_ERRORS:
-            return None
-    return True
 
 
 def _type_definitions(mod: tvm.IRModule) -> Any:
