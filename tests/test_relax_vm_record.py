@@ -1,0 +1,170 @@
+"""What ``tvm.compile`` built, recorded: the Relax VM ``Executable`` of the Llama-shaped decoder
+becomes the trace's last snapshot (a ``VMCodeGen`` event), every kernel it calls a ``Call``
+naming it. What the executable calls is read from TVM itself: its ``as_python()`` listing and
+the functions its compiled library implements."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, Tuple
+
+import pytest
+import tvm
+
+from relayviz_instrument import format as fmt
+from relayviz_instrument import load_trace
+from relayviz_instrument.capture import trace_compile
+from relayviz_instrument.demo.relax_models import relax_host_target
+
+pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
+needs_tvm_compile = pytest.mark.skipif(not hasattr(tvm, "compile"), reason="needs tvm.compile (TVM 0.2x, the "
+                                       ".venv-relax leg)")
+
+ROOT = Path(__file__).resolve().parent.parent
+_EMITTED = re.compile(r'ib\.emit_call\("([^"]+)"')
+
+
+def kernels_called(exe: Any) -> Dict[str, int]:
+    """Calls of each function the executable's compiled library implements, counted in its
+    ``as_python()`` listing: the kernels it runs, as TVM lists them."""
+    calls = Counter(_EMITTED.findall(exe.as_python()))
+    libraries = list(exe.mod.imports)
+    assert libraries, "the executable imports no compiled library"
+
+    def compiled(name: str) -> bool:
+        for library in libraries:
+            try:
+                if library.get_function(name, query_imports=False) is not None:
+                    return True
+            except AttributeError:  # "Module has no function"
+                pass
+        return False
+
+    return {name: count for name, count in sorted(calls.items()) if compiled(name)}
+
+
+@pytest.fixture(scope="module")
+def llama_compiled(relax_llama: Any, tmp_path_factory: pytest.TempPathFactory) -> Tuple[Path, Any, Any]:
+    path = tmp_path_factory.mktemp("vm_record") / "trace"
+    built, trace = trace_compile(relax_llama, target=relax_host_target(), out_dir=path)
+    return path, built, trace
+
+
+def _built_document(path: Path) -> Tuple[Any, Dict[str, Any]]:
+    trace = load_trace(path)
+    record = trace.records[-1]
+    assert record.after is not None
+    return record, trace.snapshot(record.after)
+
+
+@needs_tvm_compile
+def test_every_kernel_the_executable_calls_is_a_call_naming_it(llama_compiled) -> None:
+    path, built, trace = llama_compiled
+    expected = kernels_called(built)
+    assert len(expected) >= 10 and any(name.startswith("fused_") for name in expected)
+    record, doc = _built_document(path)
+    assert (record.name, record.ir) == ("VMCodeGen", "vm_executable")
+    # Its input is the last Relax module of the compilation: what the executable was built from.
+    last_module = [r for r in trace.records if r.ir == "relax" and r.after is not None][-1]
+    assert record.before == last_module.after
+    nodes = doc["nodes"]
+    calls = [n for n in nodes if n["node_kind"] == "Call" and "kernel" in n["attrs"]]
+    assert Counter(n["attrs"]["kernel"] for n in calls) == expected
+    assert all(nodes[n["op"]]["name"] == n["attrs"]["kernel"] for n in calls)
+    # Registers are followed through the kernels that write them in place: every kernel after the
+    # first (the embedding's take) computes from its result.
+    first = nodes.index(calls[0])
+
+    def reads_first(node: Dict[str, Any]) -> bool:
+        todo, seen = list(node["args"]), set()
+        while todo:
+            i = todo.pop()
+            if i == first:
+                return True
+            if i not in seen:
+                seen.add(i)
+                todo.extend(nodes[i].get("args", []))
+        return False
+
+    assert calls[0]["attrs"]["kernel"] == "take" and all(reads_first(n) for n in calls[1:])
+    # The function returns what its last kernel computed.
+    (forward,) = [name for name in doc["functions"]]
+    body = nodes[nodes[doc["functions"][forward]]["body"]]
+    last = [name for name in _EMITTED.findall(built.as_python()) if name in expected][-1]
+    assert body["attrs"].get("kernel") == last
+    fmt.validate(doc)
+
+
+@needs_tvm_compile
+def test_recording_the_executable_again_adds_nothing_and_warns_nothing(llama_compiled) -> None:
+    # Before: record_graph of what tvm.compile returned gave a RelayVizWarning and recorded nothing.
+    path, built, trace = llama_compiled
+    count = len(trace.records)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = trace.record_graph(built)
+    assert not caught and again is trace.records[-1] and len(trace.records) == count
+    assert trace.complete and load_trace(path).complete
+
+
+def _cli(*args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "relayviz_instrument", *args], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "COLUMNS": "300"})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@needs_tvm_compile
+def test_show_lists_the_built_snapshot(llama_compiled) -> None:
+    path, _, trace = llama_compiled
+    record = trace.records[-1]
+    rows = [line for line in _cli("show", str(path)).splitlines() if "VMCodeGen" in line]
+    assert len(rows) == 1 and re.search(rf"^{record.index}\s+VMCodeGen\s+1\s+—\s+yes\s+"
+                                        rf"{record.nodes_before} -> {record.nodes_after}\b", rows[0].strip()), rows
+    assert "VMCodeGen" in _cli("report", str(path), "--pass", "^VMCodeGen$")
+
+
+SCRIPT = textwrap.dedent("""\
+    import json, re, sys
+    from collections import Counter
+    import tvm
+    from tvm import relax
+    sys.path.insert(0, sys.argv[2])
+    from test_relax_vm_record import kernels_called
+    from relayviz_instrument.demo.relax_models import relax_host_target, relax_workload
+
+    mod = relax.get_pipeline("zero")(relax_workload("mlp"))
+    exe = tvm.compile(mod, target=relax_host_target())
+    with open(sys.argv[1], "w") as out:
+        json.dump(kernels_called(exe), out)
+    print("compiled")
+""")
+
+
+@needs_tvm_compile
+def test_relayviz_run_records_what_tvm_compile_returned(tmp_path: Path) -> None:
+    script = tmp_path / "compile.py"
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAYVIZ_TRACE")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    truth = tmp_path / "kernels.json"
+    done = subprocess.run([sys.executable, "-m", "relayviz_instrument", "run", "-o", str(tmp_path / "T"), "--",
+                           sys.executable, str(script), str(truth), str(ROOT / "tests")],
+                          cwd=tmp_path, env=env, capture_output=True, timeout=600)
+    assert done.returncode == 0 and done.stdout == b"compiled\n", done.stderr.decode()[-3000:]
+    trace = load_trace(tmp_path / "T")
+    assert trace.complete, trace.problems
+    record = trace.records[-1]
+    assert (record.name, record.ir) == ("VMCodeGen", "vm_executable")
+    assert record.after is not None
+    doc = trace.snapshot(record.after)
+    kernels = Counter(n["attrs"]["kernel"] for n in doc["nodes"] if n["node_kind"] == "Call" and "kernel" in n["attrs"])
+    assert kernels == json.loads(truth.read_text()) and kernels
