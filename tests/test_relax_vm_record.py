@@ -1,6 +1,7 @@
 """What ``tvm.compile`` built, recorded: the Relax VM ``Executable`` of the Llama-shaped decoder
 becomes the trace's last snapshot (a ``VMCodeGen`` event), every kernel it calls a ``Call``
-naming it. What the executable calls is read from TVM itself: its ``as_python()`` listing and
+naming it, and the operator table counts each kernel by what it computes through the VM
+lowering. What the executable calls is read from TVM itself: its ``as_python()`` listing and
 the functions its compiled library implements."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 import tvm
 
 from relayviz_instrument import format as fmt
-from relayviz_instrument import load_trace
+from relayviz_instrument import load_trace, report_trace
 from relayviz_instrument.capture import trace_compile
 from relayviz_instrument.demo.relax_models import relax_host_target
 
@@ -168,3 +169,26 @@ def test_relayviz_run_records_what_tvm_compile_returned(tmp_path: Path) -> None:
     doc = trace.snapshot(record.after)
     kernels = Counter(n["attrs"]["kernel"] for n in doc["nodes"] if n["node_kind"] == "Call" and "kernel" in n["attrs"])
     assert kernels == json.loads(truth.read_text()) and kernels
+
+
+@needs_tvm_compile
+def test_the_operator_table_counts_each_kernel_through_the_vm_lowering(llama_compiled) -> None:
+    # Before: CallTIRRewrite turns each relax.call_tir into a direct call of its PrimFunc, and the
+    # table read every kernel the executable runs as "+4 -4 net 0" (its last + and - in the VM
+    # lowering); the kernels it runs were not counted at all.
+    path, built, _ = llama_compiled
+    expected = kernels_called(built)
+    (build,) = report_trace(load_trace(path)).builds
+    rows = {row["operator"]: row for row in build.operators_json()}
+    for op, row in rows.items():  # whatever a row calls a kernel's calls, its net is what the executable runs
+        if op.rsplit("@", 1)[-1] in expected:
+            assert row["net"] == expected[op.rsplit("@", 1)[-1]], row
+    for kernel, count in expected.items():
+        row = rows[f"kernel @{kernel}"]
+        assert row["net"] == count, row
+        assert not {"CallTIRRewrite", "VMCodeGen"} & set(row["passes"]), row
+    # Kernels the executable does not run (fused into others, or made VM builtins) end at 0.
+    gone = [op for op, row in rows.items() if op.startswith("kernel @") and op[len("kernel @"):] not in expected]
+    assert gone and all(rows[op]["net"] == 0 for op in gone)
+    # The executable's calls are not counted twice: no row is a bare kernel name.
+    assert not set(expected) & set(rows)
