@@ -192,3 +192,60 @@ def test_the_operator_table_counts_each_kernel_through_the_vm_lowering(llama_com
     assert gone and all(rows[op]["net"] == 0 for op in gone)
     # The executable's calls are not counted twice: no row is a bare kernel name.
     assert not set(expected) & set(rows)
+
+
+@needs_tvm_compile
+def test_calls_of_vm_functions_and_both_branches_of_an_if_are_read(tmp_path: Path) -> None:
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    @I.ir_module
+    class Branches:
+        @R.function
+        def helper(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+            return R.add(x, x)
+
+        @R.function
+        def main(x: R.Tensor((4,), "float32"), c: R.Tensor((), "bool")) -> R.Tensor((4,), "float32"):
+            cls = Branches
+            if c:
+                y = cls.helper(x)
+            else:
+                y = R.multiply(x, x)
+            return y
+
+    built, trace = trace_compile(Branches, target=relax_host_target(), pipeline=None, out_dir=tmp_path / "t")
+    assert trace.complete, trace.problems
+    _, doc = _built_document(tmp_path / "t")
+    nodes, functions = doc["nodes"], doc["functions"]
+    assert set(functions) == {"helper", "main"}
+    calls = [n for n in nodes if n["node_kind"] == "Call"]
+    assert Counter(n["attrs"]["kernel"] for n in calls if "kernel" in n["attrs"]) == kernels_called(built)
+    (helper_call,) = [i for i, n in enumerate(nodes) if n["node_kind"] == "Call" and n["attrs"].get("function")]
+    assert nodes[helper_call]["attrs"]["function"] == "helper"
+    (multiply,) = [i for i, n in enumerate(nodes)
+                   if n["node_kind"] == "Call" and n["attrs"].get("kernel") == "multiply"]
+    main = nodes[functions["main"]]
+    # What main returns is either branch's y: it reads both the helper's result and the multiply.
+    seen, todo = set(), [main["body"]]
+    while todo:
+        i = todo.pop()
+        if i not in seen:
+            seen.add(i)
+            todo.extend(nodes[i].get("args", []))
+    assert {helper_call, multiply} <= seen
+    assert nodes[multiply]["args"][:2] == [main["params"][0]] * 2  # multiply(x, x)
+    fmt.validate(doc)
+
+
+@needs_tvm_compile
+def test_the_html_report_draws_each_kernel_call_by_its_kernel(llama_compiled) -> None:
+    from relayviz_instrument.diff.graph import CanonicalGraph
+    from relayviz_instrument.html_report.graphs import snapshot_graph
+
+    path, built, _ = llama_compiled
+    _, doc = _built_document(path)
+    graph = snapshot_graph(CanonicalGraph(doc))["nodes"]
+    drawn = Counter(graph[i]["n"] for i, n in enumerate(doc["nodes"])
+                    if n["node_kind"] == "Call" and "kernel" in n["attrs"] and "h" not in graph[i])
+    assert drawn == kernels_called(built)

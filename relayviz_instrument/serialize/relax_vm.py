@@ -6,22 +6,24 @@ line, grouped by VM function) and ``as_python()`` (the same as ``ExecBuilder`` c
 function headers say how many inputs each VM function takes). Both are read here, never the
 binary.
 
-Each VM function becomes a ``Function`` whose parameters are its input registers ``%0``,
-``%1``, ...; each ``call`` instruction becomes a ``Call`` of an ``Op`` named for the function it
-calls, reading the instructions that last wrote its argument registers. A call of a compiled
+Each VM function becomes a ``Function`` whose parameters are its input registers (``Var``
+``0``, ``1``, ...: shown ``%0``, ``%1``); each ``call`` instruction becomes a ``Call`` of an
+``Op`` named for the function it calls, reading the instructions that last wrote its argument
+registers. A call of a compiled
 kernel or an external packed function (anything but a VM function and the VM's own
 ``vm.builtin.*`` helpers) carries ``attrs.kernel``; a call of another VM function
 ``attrs.function``. Kernels write their results into tensors passed as arguments (destination
 passing): an argument register last written by ``vm.builtin.alloc_tensor`` is written by the
 kernel that receives it, so later readers read the kernel. ``vm.builtin.null_value`` only
-frees a register and is left out. ``If`` and ``goto`` are ``vm.if`` / ``vm.goto`` calls; the
+frees a register and is left out. ``If`` and ``goto`` are ``vm.if`` / ``vm.goto`` calls; a
+register both branches of an ``If`` write is read from both (see :class:`_Registers`). The
 function's result is what its ``ret`` reads.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..errors import RelayVizSerializeError
 from ..format import Document, new_document
@@ -70,35 +72,36 @@ def from_relax_executable(exe: Any) -> Document:
         return ops[name]
 
     for name, lines in blocks:
-        registers: Dict[int, int] = {}
+        registers = _Registers()
         fresh: Set[int] = set()  # registers holding a tensor allocated and not yet written
         param_ids = []
         for i in range(inputs.get(name, 0)):
-            registers[i] = len(nodes)
+            registers.write(i, len(nodes))
             param_ids.append(len(nodes))
-            nodes.append({"node_kind": "Var", "name": f"%{i}"})
-        result: Optional[int] = None
-        for line in lines:
-            if line.startswith("ret"):
-                reg = _register(line.split()[-1])
-                result = registers.get(reg) if reg is not None else None
+            nodes.append({"node_kind": "Var", "name": str(i)})  # shown as %0, as as_text() names it
+        result: List[int] = []
+        for index, line in enumerate(lines):
+            registers.reach(index)
+            opcode, _, rest = line.partition(" ")
+            if opcode == "ret":
+                result = registers.read([_register(rest.strip())])
                 continue
             call = _CALL.match(line)
             if call is None:  # If / goto: control flow, reading the condition register if any
-                opcode = line.split()[0].lower()
-                reads = [r for r in (_register(a.strip(",")) for a in line.split()[1:]) if r is not None]
-                control = op(f"vm.{opcode}")  # (an Op is added before the Call that uses it)
-                nodes.append({"node_kind": "Call", "op": control,
-                              "args": [registers[r] for r in reads if r in registers], "attrs": {"text": line}})
+                fields = [a.strip(",") for a in rest.split()]
+                control = op(f"vm.{opcode.lower()}")  # (an Op is added before the Call that uses it)
+                nodes.append({"node_kind": "Call", "op": control, "args": registers.read(map(_register, fields)),
+                              "attrs": {"text": line}})
+                if opcode == "If":
+                    registers.branch()
+                elif opcode == "goto" and fields and fields[-1].lstrip("-").isdigit():
+                    registers.goto(index + int(fields[-1]))
                 continue
             callee, dst = call.group("callee"), _register(call.group("dst"))
-            if callee == _FREE:
-                if dst is not None:
-                    registers.pop(dst, None)
-                    fresh.discard(dst)
+            if callee == _FREE:  # frees a register: its value is read no more
+                fresh.discard(dst if dst is not None else -1)
                 continue
-            args = [a.strip() for a in call.group("args").split(",") if a.strip()]
-            reads = [r for r in (_register(a) for a in args) if r is not None]
+            reads = [_register(a.strip()) for a in call.group("args").split(",")]
             attrs: Dict[str, Any] = {"text": line}
             if callee in vm_functions:
                 attrs["function"] = callee
@@ -106,25 +109,75 @@ def from_relax_executable(exe: Any) -> Document:
                 attrs["kernel"] = callee
             called = op(callee)
             nid = len(nodes)
-            nodes.append({"node_kind": "Call", "op": called,
-                          "args": [registers[r] for r in reads if r in registers], "attrs": attrs})
-            writes = [r for r in reads if r in fresh] if "kernel" in attrs else []
-            for r in writes:
-                fresh.discard(r)
-                registers[r] = nid
+            nodes.append({"node_kind": "Call", "op": called, "args": registers.read(reads), "attrs": attrs})
+            if "kernel" in attrs:
+                for r in [r for r in reads if r in fresh]:
+                    fresh.discard(r)
+                    registers.write(r, nid)
             if dst is not None:
-                registers[dst] = nid
+                registers.write(dst, nid)
                 if callee == _ALLOC_TENSOR:
                     fresh.add(dst)
                 else:
                     fresh.discard(dst)
-        body = result if result is not None else (len(nodes) - 1 if len(nodes) > len(param_ids) else None)
+        if len(result) > 1:  # a value each branch of an If wrote: returned is whichever ran
+            nodes.append({"node_kind": "Call", "op": op("vm.ret"), "args": result, "attrs": {}})
+            result = [len(nodes) - 1]
+        body = result[0] if result else (len(nodes) - 1 if len(nodes) > len(param_ids) else None)
         if body is None:
             body = len(nodes)
             nodes.append({"node_kind": "Tuple", "fields": []})
         functions[name] = len(nodes)
         nodes.append({"node_kind": "Function", "params": param_ids, "body": body})
     return new_document(nodes, ir=VM_EXECUTABLE, functions=functions)
+
+
+class _Registers:
+    """The instructions that last wrote each register of a VM function, as its instructions are
+    read in order. After an ``If``, the then-branch runs up to its ``goto`` and the else-branch
+    from there to the ``goto``'s target: a register both branches write has both writers until
+    the next write after the branches meet, so what reads it reads whichever ran."""
+
+    def __init__(self) -> None:
+        self._writers: Dict[int, List[int]] = {}
+        #: Open If-branches, innermost last: (registers the then-branch wrote, those the else-branch
+        #: wrote, the index where both meet: None while in the then-branch).
+        self._branches: List[Tuple[Set[int], Set[int], List[Optional[int]]]] = []
+
+    def read(self, registers: Iterable[Optional[int]]) -> List[int]:
+        """The writers of ``registers`` (None: not a register), in order (a register read twice
+        is an argument twice, as in ``multiply(%0, %0)``)."""
+        return [w for r in registers if r is not None for w in self._writers.get(r, [])]
+
+    def write(self, register: int, writer: int) -> None:
+        """``writer`` wrote ``register``."""
+        for then, _, meet in self._branches:
+            if meet[0] is None:
+                then.add(register)
+        if self._branches and self._branches[-1][2][0] is not None:
+            then, otherwise, _ = self._branches[-1]
+            if register in then and register not in otherwise:
+                otherwise.add(register)
+                self._writers[register] = self._writers.get(register, []) + [writer]
+                return
+            if register in then:
+                self._writers[register] = self._writers[register][:-1] + [writer]
+                return
+        self._writers[register] = [writer]
+
+    def branch(self) -> None:
+        """An ``If``: its then-branch starts."""
+        self._branches.append((set(), set(), [None]))
+
+    def goto(self, target: int) -> None:
+        """The then-branch ends in a ``goto`` to ``target``: the else-branch runs until there."""
+        if self._branches and self._branches[-1][2][0] is None:
+            self._branches[-1][2][0] = target
+
+    def reach(self, index: int) -> None:
+        """Instruction ``index`` is next: the branches that meet at or before it are closed."""
+        while self._branches and self._branches[-1][2][0] is not None and self._branches[-1][2][0] <= index:
+            self._branches.pop()
 
 
 def _register(arg: str) -> Optional[int]:
