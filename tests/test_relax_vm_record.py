@@ -240,3 +240,61 @@ def test_the_html_report_draws_each_kernel_call_by_its_kernel(llama_compiled) ->
     drawn = Counter(graph[i]["n"] for i, n in enumerate(doc["nodes"])
                     if n["node_kind"] == "Call" and "kernel" in n["attrs"] and "h" not in graph[i])
     assert drawn == kernels_called(built)
+
+
+_DISK_FULL_AFTER_THE_PASSES = """
+import json, resource, signal, sys, warnings
+import tvm
+from tvm import relax
+from relayviz_instrument import RelayVizTrace, TraceIncompleteWarning
+from relayviz_instrument.capture import compile_relax, trace_compile
+from relayviz_instrument.demo.relax_models import relax_host_target, relax_workload
+
+out_dir, entry = sys.argv[1], sys.argv[2]
+mod = relax_workload("mlp")
+# A write past the limit fails with EFBIG ("File too large") instead of killing the process.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+exit_code = RelayVizTrace.exit_pass_ctx.__code__
+
+
+def disk_full_once_the_context_closed(frame, event, arg):
+    # The close line is on disk; from here on no file can grow, as on a full disk.
+    if event == "return" and frame.f_code is exit_code:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        sys.setprofile(None)
+
+
+sys.setprofile(disk_full_once_the_context_closed)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    if entry == "trace_compile":
+        exe, trace = trace_compile(mod, target=relax_host_target(), out_dir=out_dir)
+    else:
+        trace = RelayVizTrace(out_dir)
+        with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+            exe = compile_relax(mod, target=relax_host_target())
+        trace.record_graph(exe)
+print(json.dumps({"warnings": [str(w.message) for w in caught if w.category is TraceIncompleteWarning],
+                  "code": exe.as_text(), "complete": trace.complete}))
+"""
+
+
+@pytest.mark.parametrize("entry", ["record_graph", "trace_compile"])
+def test_a_disk_full_when_the_executable_is_recorded_returns_it_with_one_warning(entry, tmp_path: Path) -> None:
+    from relayviz_instrument.capture import compile_relax
+    from relayviz_instrument.demo.relax_models import relax_workload
+
+    script = tmp_path / "child.py"
+    script.write_text(_DISK_FULL_AFTER_THE_PASSES)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "t"), entry], capture_output=True,
+                          text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert len(result["warnings"]) == 1 and "File too large" in result["warnings"][0], result["warnings"]
+    assert result["complete"] is False
+    # What the user got is what the same compile gives untraced.
+    assert result["code"] == compile_relax(relax_workload("mlp"), target=relax_host_target()).as_text()
+    # What was flushed before the disk filled reads back whole: every pass, and no executable.
+    trace = load_trace(tmp_path / "t")
+    assert trace.records and "VMCodeGen" not in {r.name for r in trace.records}
