@@ -32,6 +32,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..diff import GraphDiff
 from ..format import Document
+from ..format.irs import VM_EXECUTABLE
 from ..store import PassRecord
 
 __all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "Credit", "credits", "own_op_deltas",
@@ -243,6 +244,7 @@ def kernel_counts(doc: Document) -> Dict[str, int]:
     ``relax.call_tir`` calls a pass added; these say which kernels they call.
     """
     nodes = doc["nodes"]
+    executable = doc.get("ir") == VM_EXECUTABLE
     functions = doc.get("functions") or {}
     prim_funcs = {name for name, i in functions.items()
                   if 0 <= i < len(nodes) and nodes[i].get("node_kind") == "PrimFunc"}
@@ -256,8 +258,8 @@ def kernel_counts(doc: Document) -> Dict[str, int]:
         if node.get("node_kind") != "Call":
             continue
         attrs = node.get("attrs")
-        if isinstance(attrs, dict) and isinstance(attrs.get("kernel"), str):  # a VM executable's call
-            count(attrs["kernel"])
+        if executable:  # an instruction: what it calls is a kernel if it says so
+            count(attrs.get("kernel") if isinstance(attrs, dict) else None)
             continue
         op = nodes[node["op"]]
         kind = op.get("node_kind")
@@ -275,6 +277,8 @@ def kernel_ops(doc: Document) -> Set[str]:
     """The operators of a document that are kernels :func:`kernel_counts` counts already: the
     ``Op`` nodes a VM executable's kernel calls name (none in a Relax module)."""
     nodes = doc["nodes"]
+    if doc.get("ir") != VM_EXECUTABLE:
+        return set()
     return {nodes[n["op"]].get("name", "") for n in nodes
             if n.get("node_kind") == "Call" and isinstance(n.get("attrs"), dict) and "kernel" in n["attrs"]}
 
