@@ -298,3 +298,21 @@ def test_a_disk_full_when_the_executable_is_recorded_returns_it_with_one_warning
     # What was flushed before the disk filled reads back whole: every pass, and no executable.
     trace = load_trace(tmp_path / "t")
     assert trace.records and "VMCodeGen" not in {r.name for r in trace.records}
+
+
+def test_history_of_a_kernel_by_name_follows_each_call_of_the_executable_to_its_own_operator(
+        llama_compiled, relax_llama: Any, capsys: Any) -> None:
+    # Before: the executable's calls had no name; `relayviz history TRACE rms_norm` found none.
+    from relayviz_instrument.analysis.provenance import provenance
+    from relayviz_instrument.cli import main
+
+    path, built, _ = llama_compiled
+    prov = provenance(load_trace(path))
+    found = prov.find(prov.last, node="rms_norm")
+    assert len(found) == kernels_called(built)["rms_norm"] == relax_llama.script().count("R.nn.rms_norm(")
+    view = prov.view(0)
+    roots = [[r for r in prov.roots((prov.last, call)) if view.op_name(view.rank_of[r]) == "relax.nn.rms_norm"]
+             for call in found]
+    assert all(len(r) == 1 for r in roots) and len({r[0] for r in roots}) == len(found)  # each its own layer's
+    assert main(["history", str(path), "rms_norm"]) == 0
+    assert capsys.readouterr().out.count("relax.nn.rms_norm") >= len(found)
