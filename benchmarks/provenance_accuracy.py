@@ -101,11 +101,14 @@ def nameless(mod: Any, params: Any) -> Any:
 
 
 def fusion_pairs(prov: Any, mod: Any) -> List[Tuple[Set[Any], Set[Any]]]:
-    """``(found, true)`` operators of every fused PrimFunc of the last snapshot, each as a set of
-    ``(operator, k)`` for its first, second... call, so that sets meet as the counts do."""
+    """``(found, true)`` operators of every fused PrimFunc of the last Relax module (the snapshot
+    before the executable tvm.compile built), each as a set of ``(operator, k)`` for its first,
+    second... call, so that sets meet as the counts do."""
     from fusiontruth import fused_truth
 
-    truth, view, last = fused_truth(mod), prov.view(0), prov.document(prov.last)
+    built = [s.position for s in prov.steps if s.record is not None and s.record.name == "VMCodeGen"]
+    at = built[0] if built else prov.last
+    truth, view, last = fused_truth(mod), prov.view(0), prov.document(at)
 
     def counted(counts: Counter) -> Set[Any]:
         return {(op, k) for op, n in counts.items() for k in range(n)}
@@ -113,7 +116,7 @@ def fusion_pairs(prov: Any, mod: Any) -> List[Tuple[Set[Any], Set[Any]]]:
     out = []
     for name, i in sorted(last["functions"].items()):
         if name in truth and last["nodes"][i]["node_kind"] == "PrimFunc":
-            found = Counter(view.op_name(view.rank_of[r]) for r in prov.roots((prov.last, i))
+            found = Counter(view.op_name(view.rank_of[r]) for r in prov.roots((at, i))
                             if view.kind[view.rank_of[r]] == "Call" and view.op_name(view.rank_of[r]) is not None)
             out.append((counted(found), counted(truth[name])))
     if len(out) != len(truth):

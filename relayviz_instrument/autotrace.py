@@ -11,8 +11,9 @@ How it gets into every context, through TVM's Python API and no file of TVM:
 - ``PassContext.__enter__`` is wrapped to tell the instrument where each context is opened,
   and to say in the trace when a context made before tracing began is entered (its passes
   cannot be seen);
-- ``relay.build``, ``relay.vm.compile`` (where they exist) are wrapped to record what they
-  return, as ``record_graph`` would.
+- ``relay.build``, ``relay.vm.compile`` and ``relax.build`` (which ``tvm.compile`` calls for a
+  Relax module; where they exist) are wrapped to record what they return, as ``record_graph``
+  would.
 
 Modules of TVM imported after :func:`start` are handled when their import ends (a finder on
 ``sys.meta_path``), so that starting costs nothing in a process that never imports TVM.
@@ -47,9 +48,10 @@ ENV_PASSES = "RELAYVIZ_TRACE_PASSES"
 ENV_QUIET = "RELAYVIZ_TRACE_QUIET"
 
 #: Functions whose result is what a compilation built, by the module that defines them.
-_BUILDS = {"tvm.relay.build_module": "build", "tvm.relay.backend.vm": "compile"}
-#: The packages that re-export them (``relay.build``).
-_REEXPORTS = {"tvm.relay.build_module": ("tvm.relay",)}
+_BUILDS = {"tvm.relay.build_module": "build", "tvm.relay.backend.vm": "compile", "tvm.relax.vm_build": "build"}
+#: The packages that re-export them (``relay.build``, ``relax.build``: ``tvm.compile`` looks the
+#: latter up there each time it runs).
+_REEXPORTS = {"tvm.relay.build_module": ("tvm.relay",), "tvm.relax.vm_build": ("tvm.relax",)}
 
 
 class _Tracing:

@@ -7,9 +7,10 @@ left empty) after a Relay or Relax module in the same compilation, in an event t
 Relax event holds. TIR passes run on their own lower nothing, nor do those a Relay or Relax pass
 runs inside itself (Relax's FoldConstant builds the PrimFuncs it evaluates: one ``tvm.compile``
 after ``relax.get_pipeline("zero")`` is one build). What a compilation
-built (the graph executor JSON of ``relay.build``, the bytecode of ``relay.vm.compile``) is
-no pass's output; ``RelayVizTrace.record_graph`` adds it as an event whose ``before`` is the
-last module of the compilation that built it, and that is how it is attached here.
+built (the graph executor JSON of ``relay.build``, the bytecode of ``relay.vm.compile``, the
+Relax VM executable of ``tvm.compile``) is no pass's output; ``RelayVizTrace.record_graph``
+adds it as an event whose ``before`` is the last module of the compilation that built it, and
+that is how it is attached here.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ class Build:
     @property
     def missing_artifact(self) -> bool:
         """A Relay build that lowered, but nothing it built was recorded: the trace ends at its
-        last module. What ``tvm.compile`` returns (a Relax VM ``Executable``) is not recorded,
-        so a Relax build misses nothing a user could add."""
+        last module. A Relax build is never said to miss it: ``trace_compile``, ``relayviz run``
+        and ``RELAYVIZ_TRACE`` record the VM ``Executable`` of ``tvm.compile`` themselves, and
+        without it the last Relax module still holds every function the executable runs."""
         return self.lowered and not self.artifacts and not self.relax
 
     def label(self) -> str:

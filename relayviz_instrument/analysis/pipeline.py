@@ -32,10 +32,12 @@ from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..diff import GraphDiff
 from ..format import Document
+from ..format.irs import VM_EXECUTABLE
 from ..store import PassRecord
 
 __all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "Credit", "credits", "own_op_deltas",
-           "pipeline_op_deltas", "PIPELINE", "FINISHING", "SCRATCH", "KERNEL_CALLS", "kernel_counts", "kernel_delta"]
+           "pipeline_op_deltas", "PIPELINE", "FINISHING", "SCRATCH", "KERNEL_CALLS", "kernel_counts", "kernel_delta",
+           "kernel_name", "kernel_ops"]
 
 PIPELINE, FINISHING, SCRATCH = "pipeline", "finishing", "scratch"
 
@@ -189,10 +191,13 @@ def _set_aside(event: int, roles: Dict[int, str], parents: Mapping[int, Optional
 
 
 def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff],
-                       kernels: Optional[Mapping[int, Mapping[str, int]]] = None) -> List[Tuple[str, Dict[str, int]]]:
+                       kernels: Optional[Mapping[int, Mapping[str, int]]] = None,
+                       kernel_ops: Optional[Mapping[int, Set[str]]] = None) -> List[Tuple[str, Dict[str, int]]]:
     """``(pass name, op delta)`` for :class:`OpDeltaTable`: what each pass on the pipeline did
     itself (:func:`own_op_deltas`), from the ``diffs`` of some of the ``records`` by index,
-    with the :func:`kernel_delta` of each in ``kernels`` (Relax: calls of each TIR kernel).
+    with the :func:`kernel_delta` of each in ``kernels`` (Relax: calls of each kernel). The
+    operators ``kernel_ops`` names for an event (:func:`kernel_ops`: a VM executable's calls
+    of kernels) are left out of its diff's counts: its kernel delta counts them.
 
     Passes off the pipeline (:func:`pipeline_events`) are left out; with every changed pass
     on it diffed, the deltas sum to the change from the first snapshot to the last.
@@ -206,7 +211,8 @@ def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphD
         parent = r.parent
         while parent is not None and not (parent in diffs and parent in on):
             parent = by_index[parent].parent if parent in by_index else None
-        delta = dict(diffs[r.index].op_delta)
+        counted = (kernel_ops or {}).get(r.index, set())
+        delta = {op: count for op, count in diffs[r.index].op_delta.items() if op not in counted}
         for kernel, count in (kernels or {}).get(r.index, {}).items():
             delta[kernel] = delta.get(kernel, 0) + count
         rows.append((r.index, parent, r.name, delta))
@@ -217,28 +223,64 @@ def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphD
 #: a packed function (an ``ExternFunc``).
 KERNEL_CALLS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_tir_with_grad",
                           "relax.call_dps_packed"})
+#: The Relax VM's own helpers (allocation, shape checks), called like kernels but computing nothing.
+_VM_BUILTINS = "vm.builtin."
+
+
+def kernel_name(kernel: str) -> str:
+    """The operator-table row of the calls of one kernel: ``kernel @fused_matmul_add``."""
+    return f"kernel @{kernel}"
 
 
 def kernel_counts(doc: Document) -> Dict[str, int]:
-    """Calls of each kernel in a document: ``{"relax.call_tir @fused_add_relu": 2, ...}``.
+    """Calls of each kernel in a document, by :func:`kernel_name`: ``{"kernel @fused_add_relu": 2}``.
 
-    The operator counts of a diff say how many ``relax.call_tir`` calls a pass added; these
-    say which kernels they call. Documents of other dialects have none.
+    A kernel is counted the same whichever way it is called: through ``relax.call_tir`` (and
+    the other :data:`KERNEL_CALLS`), directly once the VM lowering (``CallTIRRewrite``) made
+    the call of a PrimFunc or packed function explicit, or as an instruction of the VM
+    executable ``tvm.compile`` built (a call with ``attrs.kernel``). So a pass that only
+    changes how a kernel is called changes no count, and the counts left at the end are the
+    kernels the executable runs. The operator counts of a diff say how many
+    ``relax.call_tir`` calls a pass added; these say which kernels they call.
     """
     nodes = doc["nodes"]
+    executable = doc.get("ir") == VM_EXECUTABLE
+    functions = doc.get("functions") or {}
+    prim_funcs = {name for name, i in functions.items()
+                  if 0 <= i < len(nodes) and nodes[i].get("node_kind") == "PrimFunc"}
     counts: Dict[str, int] = {}
+
+    def count(name: object) -> None:
+        if isinstance(name, str):
+            counts[kernel_name(name)] = counts.get(kernel_name(name), 0) + 1
+
     for node in nodes:
-        if node.get("node_kind") != "Call" or not node.get("args"):
+        if node.get("node_kind") != "Call":
+            continue
+        attrs = node.get("attrs")
+        if executable:  # an instruction: what it calls is a kernel if it says so
+            count(attrs.get("kernel") if isinstance(attrs, dict) else None)
             continue
         op = nodes[node["op"]]
-        if op.get("node_kind") != "Op" or op.get("name") not in KERNEL_CALLS:
-            continue
-        callee = nodes[node["args"][0]]
-        name = callee.get("name") if callee.get("node_kind") == "GlobalVar" else callee.get("global_symbol")
-        if isinstance(name, str):
-            key = f"{op['name']} @{name}"
-            counts[key] = counts.get(key, 0) + 1
+        kind = op.get("node_kind")
+        if kind == "GlobalVar" and op.get("name") in prim_funcs:  # after CallTIRRewrite
+            count(op["name"])
+        elif kind == "ExternFunc" and not str(op.get("global_symbol", "")).startswith(_VM_BUILTINS):
+            count(op.get("global_symbol"))
+        elif kind == "Op" and op.get("name") in KERNEL_CALLS and node.get("args"):
+            callee = nodes[node["args"][0]]
+            count(callee.get("name") if callee.get("node_kind") == "GlobalVar" else callee.get("global_symbol"))
     return counts
+
+
+def kernel_ops(doc: Document) -> Set[str]:
+    """The operators of a document that are kernels :func:`kernel_counts` counts already: the
+    ``Op`` nodes a VM executable's kernel calls name (none in a Relax module)."""
+    nodes = doc["nodes"]
+    if doc.get("ir") != VM_EXECUTABLE:
+        return set()
+    return {nodes[n["op"]].get("name", "") for n in nodes
+            if n.get("node_kind") == "Call" and isinstance(n.get("attrs"), dict) and "kernel" in n["attrs"]}
 
 
 def kernel_delta(before: Document, after: Document) -> Dict[str, int]:
@@ -249,4 +291,3 @@ def kernel_delta(before: Document, after: Document) -> Dict[str, int]:
     """
     a, b = kernel_counts(before), kernel_counts(after)
     return {k: b.get(k, 0) - a.get(k, 0) for k in sorted(set(a) | set(b)) if b.get(k, 0) != a.get(k, 0)}
-

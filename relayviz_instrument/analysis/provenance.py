@@ -479,14 +479,18 @@ class Provenance:
 
 def _node_names(doc: Document) -> List[Tuple[int, str]]:
     """``(id, name)`` of the nodes that have a name: variables, globals, a built graph's calls,
-    and the global functions under their names."""
+    a VM executable's calls of kernels (by the kernel: each call of it), and the global
+    functions under their names."""
     out = [(i, name) for name, i in (doc.get("functions") or {}).items()]
     for i, n in enumerate(doc["nodes"]):
         kind = n.get("node_kind")
+        attrs = n.get("attrs")
         if kind in ("Var", "GlobalVar", "PrimFunc") and isinstance(n.get("name"), str):
             out.append((i, n["name"]))
         elif kind == "Call" and isinstance(n.get("graph"), dict) and isinstance(n["graph"].get("name"), str):
             out.append((i, n["graph"]["name"]))
+        elif kind == "Call" and isinstance(attrs, dict) and isinstance(attrs.get("kernel"), str):
+            out.append((i, attrs["kernel"]))
     return out
 
 

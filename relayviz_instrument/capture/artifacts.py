@@ -1,5 +1,6 @@
 """What a compilation built, recorded as the trace's last event: the graph executor JSON that
-``relay.build`` returns, or the VM executable of ``relay.vm.compile``.
+``relay.build`` returns, the VM executable of ``relay.vm.compile``, or the Relax VM executable
+of ``tvm.compile`` (``relax.build``).
 
 The artifact is not a pass's output, so no callback sees it: :meth:`RelayVizTrace.record_graph`
 (which ``trace_build`` calls) hands it here. It becomes an event whose ``after`` is the
@@ -26,11 +27,16 @@ _FUNCTION_KINDS = ("GlobalVar", "PrimFunc")
 def artifact_document(built: Any) -> Tuple[str, str, Document]:
     """``(event name, ir, document)`` of a build's artifact: graph executor JSON (what
     ``relay.build`` returned, anything with ``get_graph_json()``, or the JSON itself) or a VM
-    executable (``relay.vm.compile``'s ``Executable``)."""
+    executable (``relay.vm.compile``'s ``Executable``; a ``VMCodeGen`` event for the Relax VM
+    ``Executable`` of ``tvm.compile``)."""
     if type(built).__name__ == "Executable" and hasattr(built, "bytecode"):
         from ..serialize.vm import from_vm_executable
 
         return "VMCompiler", VM_EXECUTABLE, from_vm_executable(built)
+    from ..serialize.relax_vm import from_relax_executable, is_relax_executable
+
+    if is_relax_executable(built):
+        return "VMCodeGen", VM_EXECUTABLE, from_relax_executable(built)
     from ..graph_json import from_graph_json
 
     graph = built.get_graph_json() if hasattr(built, "get_graph_json") else built

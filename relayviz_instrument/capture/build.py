@@ -53,11 +53,14 @@ def trace_compile(mod: tvm.IRModule, *, target: Any = "llvm", pipeline: Optional
                   **options: Any) -> Tuple[Any, RelayVizTrace]:
     """:func:`compile_relax` at ``opt_level`` under a new :class:`RelayVizTrace`.
 
-    Returns ``(executable, trace)``; ``options`` go to :class:`RelayVizTrace` (``tir=True``
-    also snapshots the TIR passes of the build). On hhb-tvm (TVM 0.16), ``target="llvm"``
-    means RISC-V: pass ``"llvm -mtriple=x86_64-linux-gnu"`` to build code this machine runs.
+    The executable is recorded with :meth:`RelayVizTrace.record_graph` (its VM functions and the
+    kernels they call, after the last Relax module). Returns ``(executable, trace)``; ``options``
+    go to :class:`RelayVizTrace` (``tir=True`` also snapshots the TIR passes of the build). On
+    hhb-tvm (TVM 0.16), ``target="llvm"`` means RISC-V: pass ``"llvm -mtriple=x86_64-linux-gnu"``
+    to build code this machine runs.
     """
     trace = RelayVizTrace(out_dir, **options)
     with tvm.transform.PassContext(opt_level=opt_level, instruments=[trace]):
         built = compile_relax(mod, target=target, pipeline=pipeline)
+    trace.record_graph(built)
     return built, trace

@@ -44,7 +44,7 @@ from .._version import __version__
 from ..format import Document
 from ..format.irs import MODULE_IRS, TIR
 from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
-                      RelayVizUsageError, RelayVizWarning, TraceIncompleteWarning)
+                      RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, serializer_for
 from ..serialize.reflection import field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
@@ -201,11 +201,6 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         trace, and it returns None; ``strict=True`` raises instead.
         """
         if self._disabled or self._sink is None:
-            return None
-        if type(built).__module__.startswith("tvm.relax"):  # no failure of the trace: nothing to add to it
-            warnings.warn(RelayVizWarning(
-                f"record_graph: what tvm.compile returned ({type(built).__name__}) is not recorded; a Relax trace "
-                "ends at its last Relax module, which holds the functions the executable runs"), stacklevel=2)
             return None
         if not self._finished and self._entered > 0 and not self._in_current_context():
             self._exit_never_came(EXIT_NEVER_CAME.format(when="when the built graph was recorded"))

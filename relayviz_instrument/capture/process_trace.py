@@ -109,9 +109,9 @@ class ProcessTrace(RelayVizTrace):
 
     def record_built(self, built: Any) -> None:
         """Record what a build returned (``relay.build``'s module, ``relay.vm.compile``'s
-        executable) as the artifact of the compilation it came from. Unlike
-        :meth:`record_graph`, a failure here never reaches the caller: it is one problem in the
-        trace, and recording goes on."""
+        executable, the Relax VM executable of ``tvm.compile``) as the artifact of the
+        compilation it came from. Unlike :meth:`record_graph`, a failure here never reaches the
+        caller: it is one problem in the trace, and recording goes on."""
         if self._disabled or self._sink is None or self._finished:
             return
         with self._guard("(recording what a build returned)"):

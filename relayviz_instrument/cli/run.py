@@ -27,8 +27,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         "run", help="run a script with every pass context it enters traced",
         description="Run a command (python script.py ARGS, or -m MODULE ARGS) unchanged, with the instrument "
                     "in every PassContext its Python process enters, whoever opens it (relay.quantize, a "
-                    "frontend, a test helper), and what relay.build and relay.vm.compile return recorded. "
-                    "The script's output and exit status are its own; the pass table is printed on standard "
+                    "frontend, a test helper), and what relay.build, relay.vm.compile and tvm.compile return "
+                    "recorded. The script's output and exit status are its own; the pass table is printed on standard "
                     "error at the end. RELAYVIZ_TRACE=DIR python script.py does the same without this command "
                     "when the startup hook is installed (see the README).",
         usage="relayviz run [-o DIR] [--tir] [--passes RE] (-m MODULE [ARGS ...] | -- COMMAND [ARGS ...])")

@@ -19,7 +19,7 @@ TIR = "tir"
 #: Graph executor JSON (``relay.build``'s ``get_graph_json()``) and the older NNVM graph JSON.
 GRAPH_EXECUTOR = "graph_executor"
 NNVM = "nnvm"
-#: The bytecode of ``relay.vm.compile``.
+#: The bytecode of ``relay.vm.compile``, and the Relax VM executable of ``tvm.compile``.
 VM_EXECUTABLE = "vm_executable"
 #: Pass records only: a module with no function (the device side of a CPU build after the
 #: host/device split), and one of a dialect no serializer writes.

@@ -23,8 +23,9 @@ from ..diff import GraphDiff
 from .diff_tree import DiffView, OpDeltaTable
 from ..errors import RelayVizUsageError
 from ..analysis.pass_diffs import PassDiffs
-from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, credits, event_roles, kernel_delta, pipeline_op_deltas
-from ..format.irs import ARTIFACT_IRS, RELAX
+from ..analysis.pipeline import (FINISHING, PIPELINE, SCRATCH, credits, event_roles, kernel_delta, kernel_ops,
+                                 pipeline_op_deltas)
+from ..format.irs import ARTIFACT_IRS, RELAX, VM_EXECUTABLE
 from ..store import PassRecord, TraceLike
 
 __all__ = ["TraceReport", "PassChange", "report_trace", "changed_passes"]
@@ -158,12 +159,17 @@ def report_trace(trace: TraceLike, passes: Union[str, Pattern[str], None] = None
                 for (_, _, untyped), part in zip(own.parts, diffs.credited_diffs(own)):
                     found.append(PassChange(record, part, role, _note(record, role, by_index), untyped))
         on_pipeline = {i: d for i, d in full.items() if roles.get(i, PIPELINE) == PIPELINE}
-        kernels = {}
+        kernels, counted = {}, {}
         for i in on_pipeline:
             r = by_index[i]
-            if r.ir == RELAX and r.before and r.after:  # (a changed pass has both snapshots)
-                kernels[i] = kernel_delta(diffs.document(r.before), diffs.document(r.after))
-        deltas = pipeline_op_deltas(members, on_pipeline, kernels)
+            # what a Relax build's VM executable calls is counted by kernel as in its modules
+            relax_built = build.relax and r.ir == VM_EXECUTABLE
+            if (r.ir == RELAX or relax_built) and r.before and r.after:  # (a changed pass has both snapshots)
+                after = diffs.document(r.after)
+                kernels[i] = kernel_delta(diffs.document(r.before), after)
+                if relax_built:
+                    counted[i] = kernel_ops(after)
+        deltas = pipeline_op_deltas(members, on_pipeline, kernels, counted)
         reports.append(BuildReport(build.number, build.label(), found, deltas))
     diffs.save()
     return TraceReport(trace, reports, pattern is not None)
