@@ -20,6 +20,7 @@ from relayviz_instrument import RelayVizTrace, TraceIncompleteWarning, load_trac
 from relayviz_instrument.capture import trace_build
 from relayviz_instrument.capture.artifacts import artifact_document, artifact_kernels
 from relayviz_instrument.errors import RelayVizFormatError
+from diskfull import DISK_FULL_ONCE_THE_CONTEXT_CLOSED
 
 HOST = "llvm -mtriple=x86_64-linux-gnu"
 
@@ -105,20 +106,7 @@ from relayviz_instrument.capture import trace_build
 HOST = "llvm -mtriple=x86_64-linux-gnu"
 out_dir, entry = sys.argv[1], sys.argv[2]
 mod, params = tvm.relay.testing.mlp.get_workload(batch_size=1)
-# A write past the limit fails with EFBIG ("File too large") instead of killing the process.
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-exit_code = RelayVizTrace.exit_pass_ctx.__code__
-
-
-def disk_full_once_the_context_closed(frame, event, arg):
-    # The close line is on disk; from here on no file can grow, as on a full disk.
-    if event == "return" and frame.f_code is exit_code:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
-        sys.setprofile(None)
-
-
-sys.setprofile(disk_full_once_the_context_closed)
-with warnings.catch_warnings(record=True) as caught:
+""" + DISK_FULL_ONCE_THE_CONTEXT_CLOSED + """with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     if entry == "trace_build":
         lib, trace = trace_build(mod, target=HOST, params=params, out_dir=out_dir)

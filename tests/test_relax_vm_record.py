@@ -23,6 +23,7 @@ from relayviz_instrument import format as fmt
 from relayviz_instrument import load_trace, report_trace
 from relayviz_instrument.capture import trace_compile
 from relayviz_instrument.demo.relax_models import relax_host_target
+from diskfull import DISK_FULL_ONCE_THE_CONTEXT_CLOSED
 
 pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
 
@@ -252,20 +253,7 @@ from relayviz_instrument.demo.relax_models import relax_host_target, relax_workl
 
 out_dir, entry = sys.argv[1], sys.argv[2]
 mod = relax_workload("mlp")
-# A write past the limit fails with EFBIG ("File too large") instead of killing the process.
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-exit_code = RelayVizTrace.exit_pass_ctx.__code__
-
-
-def disk_full_once_the_context_closed(frame, event, arg):
-    # The close line is on disk; from here on no file can grow, as on a full disk.
-    if event == "return" and frame.f_code is exit_code:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
-        sys.setprofile(None)
-
-
-sys.setprofile(disk_full_once_the_context_closed)
-with warnings.catch_warnings(record=True) as caught:
+""" + DISK_FULL_ONCE_THE_CONTEXT_CLOSED + """with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     if entry == "trace_compile":
         exe, trace = trace_compile(mod, target=relax_host_target(), out_dir=out_dir)
