@@ -17,7 +17,7 @@ import numpy as np
 from ..components import components
 from ..sequence import align_sequences
 from .residual import alike
-from .scoring import agreement, used_alike
+from .scoring import agreement, mutual_best, used_alike
 from .state import MatchState, Ranks, Side
 
 __all__ = ["regions", "region_borders", "bordered"]
@@ -52,19 +52,9 @@ def regions(st: MatchState) -> None:
     for k, a in zip(region_a.tolist(), border_a.tolist()):
         for m in by_border.get(a, ()):
             shared[(k, m)] = shared.get((k, m), 0) + 1
-    best_a: Dict[int, Tuple[int, int]] = {}  # region of A -> (shared, region of B or -1 on a tie)
-    best_b: Dict[int, Tuple[int, int]] = {}
-    for (k, m), count in shared.items():
-        for best, mine, theirs in ((best_a, k, m), (best_b, m, k)):
-            held = best.get(mine)
-            if held is None or count > held[0]:
-                best[mine] = (count, theirs)
-            elif count == held[0]:
-                best[mine] = (count, -1)
-    for k in sorted(best_a):
-        m = best_a[k][1]
-        if m < 0 or best_b[m][1] != k:
-            continue
+    chosen = mutual_best(shared)  # region of A -> region of B
+    for k in sorted(chosen):
+        m = chosen[k]
         xs = sorted(members_a[k], key=A.position.__getitem__)
         ys = sorted(members_b[m], key=B.position.__getitem__)
         for i, j in align_sequences([A.l0[x] for x in xs], [B.l0[y] for y in ys]):

@@ -32,6 +32,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from ...format.kinds import BINDING_KINDS
 from ..graph import KERNEL_CALLS, CanonicalGraph
+from .scoring import mutual_best
 from .state import MatchState, Side
 
 __all__ = ["pair_rewrites", "pair_legalized", "same_role", "role"]
@@ -100,19 +101,9 @@ def pair_rewrites(st: MatchState) -> None:
             down = sum(1 for a in downs if A.partner[a] in downs_b)
             if up and down or up + down >= 2 or not (ups and downs):
                 scores[(x, y)] = up + down
-    best_a: Dict[int, Tuple[int, int]] = {}  # x -> (score, y or -1 on a tie)
-    best_b: Dict[int, Tuple[int, int]] = {}
-    for (x, y), score in scores.items():
-        for best, own, other in ((best_a, x, y), (best_b, y, x)):
-            held = best.get(own)
-            if held is None or score > held[0]:
-                best[own] = (score, other)
-            elif score == held[0]:
-                best[own] = (score, -1)
-    for x in sorted(best_a, key=A.position.__getitem__):
-        y = best_a[x][1]
-        if y >= 0 and best_b[y][1] == x:
-            st.pair_rewritten(x, y)
+    chosen = mutual_best(scores)
+    for x in sorted(chosen, key=A.position.__getitem__):
+        st.pair_rewritten(x, chosen[x])
 
 
 def pair_legalized(st: MatchState) -> None:

@@ -13,11 +13,12 @@ leaves equally good ones as a group for the tie-break (:mod:`.ties`).
 from __future__ import annotations
 
 import heapq
-from typing import List
+from typing import Dict, List, Tuple
 
 from .state import MAX_GROUP, MatchState, Score, Side
 
-__all__ = ["consider", "score", "agreement", "inputs_agreeing", "candidates", "rivals", "used_alike", "related"]
+__all__ = ["consider", "score", "agreement", "inputs_agreeing", "candidates", "rivals", "used_alike", "related",
+           "mutual_best"]
 
 
 def consider(st: MatchState, x: int, y: int, final: bool = False) -> None:
@@ -141,3 +142,19 @@ def used_alike(st: MatchState, u: int, v: int) -> bool:
 def related(st: MatchState, a: int, b: int) -> bool:
     """Evidence beyond labels: equal signatures, or a paired input or user in common."""
     return st.A.sig[a] == st.B.sig[b] or agreement(st.A, a, b) > 0
+
+
+def mutual_best(scores: Dict[Tuple[int, int], int]) -> Dict[int, int]:
+    """The pairs ``(a, b)`` of ``scores`` each of whose sides scores highest with the other,
+    with no tie on either side: ``{a: b}``. The regions and the operator rewrites pick their
+    pairs this way."""
+    best_a: Dict[int, Tuple[int, int]] = {}  # a -> (score, b or -1 on a tie)
+    best_b: Dict[int, Tuple[int, int]] = {}
+    for (a, b), value in scores.items():
+        for best, own, other in ((best_a, a, b), (best_b, b, a)):
+            held = best.get(own)
+            if held is None or value > held[0]:
+                best[own] = (value, other)
+            elif value == held[0]:
+                best[own] = (value, -1)
+    return {a: b for a, (_, b) in best_a.items() if b >= 0 and best_b[b][1] == a}
