@@ -31,9 +31,6 @@ class Snapshot:
     doc: Document
     #: Some expressions had no inferred type: a structurally equal module may still add types.
     untyped: bool = False
-    #: Which taking of a snapshot this one stands for: snapshots of one lineage are of modules
-    #: found equal one after another, hence equal to each other.
-    lineage: int = 0
 
     @property
     def nodes(self) -> int:
@@ -56,15 +53,13 @@ class SnapshotPolicy:
     def __init__(self, take: Callable[[Any], Snapshot], equal: Callable[[Any, Any], Optional[bool]]) -> None:
         self._take = take
         self._equal = equal
-        self._takings = 0
         #: The snapshot of the module seen last (what the next pass most likely receives).
         self.last: Optional[Snapshot] = None
 
     def take(self, mod: Any) -> Snapshot:
         """A new snapshot of ``mod``; it becomes the latest."""
         snap = self._take(mod)
-        self._takings += 1
-        self.last = Snapshot(mod, snap.ref, snap.doc, has_untyped(snap.doc), self._takings)
+        self.last = Snapshot(mod, snap.ref, snap.doc, has_untyped(snap.doc))
         return self.last
 
     def before(self, mod: Any) -> Snapshot:
@@ -74,7 +69,7 @@ class SnapshotPolicy:
             if last.mod.same_as(mod):
                 return last
             if not last.untyped and self._equal(last.mod, mod):
-                self.last = Snapshot(mod, last.ref, last.doc, lineage=last.lineage)
+                self.last = Snapshot(mod, last.ref, last.doc)
                 return self.last
         return self.take(mod)
 
@@ -84,9 +79,10 @@ class SnapshotPolicy:
             return before, False
         last = self.last
         if last is not None and last is not before and last.mod.same_as(mod):
-            # A Sequential's result is its last inner pass's result, already recorded. Of one
-            # lineage, the modules were found equal already.
-            changed = last.ref != before.ref or (last.lineage != before.lineage
+            # A Sequential's result is its last inner pass's result, already recorded. Snapshots
+            # sharing one document were found equal one after another (a snapshot taken anew
+            # has a document of its own): their modules are equal.
+            changed = last.ref != before.ref or (last.doc is not before.doc
                                                  and self._equal(before.mod, mod) is not True)
             return last, changed
         if before.untyped:
@@ -97,7 +93,7 @@ class SnapshotPolicy:
             return after, after.ref != before.ref or self._equal(before.mod, mod) is False
         equal = self._equal(before.mod, mod)
         if equal:
-            self.last = Snapshot(mod, before.ref, before.doc, lineage=before.lineage)
+            self.last = Snapshot(mod, before.ref, before.doc)
             return self.last, False
         after = self.take(mod)
         # When TVM cannot compare the modules, the snapshots decide.
