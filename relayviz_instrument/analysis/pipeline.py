@@ -32,11 +32,11 @@ from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..diff import GraphDiff
 from ..format import Document
-from ..format.irs import VM_EXECUTABLE
+from ..format.irs import KERNEL_CALLS, VM_BUILTIN_PREFIX, VM_EXECUTABLE
 from ..store import PassRecord
 
 __all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "Credit", "credits", "own_op_deltas",
-           "pipeline_op_deltas", "PIPELINE", "FINISHING", "SCRATCH", "KERNEL_CALLS", "kernel_counts", "kernel_delta",
+           "pipeline_op_deltas", "PIPELINE", "FINISHING", "SCRATCH", "kernel_counts", "kernel_delta",
            "kernel_name", "kernel_ops"]
 
 PIPELINE, FINISHING, SCRATCH = "pipeline", "finishing", "scratch"
@@ -219,12 +219,6 @@ def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphD
     return own_op_deltas(rows)
 
 
-#: Relax operators whose first argument names what they call: a PrimFunc (a ``GlobalVar``) or
-#: a packed function (an ``ExternFunc``).
-KERNEL_CALLS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_tir_with_grad",
-                          "relax.call_dps_packed"})
-#: The Relax VM's own helpers (allocation, shape checks), called like kernels but computing nothing.
-_VM_BUILTINS = "vm.builtin."
 
 
 def kernel_name(kernel: str) -> str:
@@ -265,7 +259,7 @@ def kernel_counts(doc: Document) -> Dict[str, int]:
         kind = op.get("node_kind")
         if kind == "GlobalVar" and op.get("name") in prim_funcs:  # after CallTIRRewrite
             count(op["name"])
-        elif kind == "ExternFunc" and not str(op.get("global_symbol", "")).startswith(_VM_BUILTINS):
+        elif kind == "ExternFunc" and not str(op.get("global_symbol", "")).startswith(VM_BUILTIN_PREFIX):
             count(op.get("global_symbol"))
         elif kind == "Op" and op.get("name") in KERNEL_CALLS and node.get("args"):
             callee = nodes[node["args"][0]]

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from .changes import function_role
-from .graph import KERNEL_CALLS, CanonicalGraph
+from ..format.irs import PRIMFUNC_CALLS
+from .graph import CanonicalGraph
 
 __all__ = ["Draft", "names", "function_phrase", "kernel_of", "LABEL_NAMES"]
 
@@ -43,7 +44,7 @@ class Draft:
 def kernel_of(view: CanonicalGraph, r: int) -> Optional[str]:
     """The PrimFunc (or packed function) a Relax kernel call runs: ``call_tir(@conv2d3, ...)``
     -> ``conv2d3``; ``None`` for any other node."""
-    if view.op_name(r) not in KERNEL_CALLS or len(view.refs[r]) < 2:
+    if view.op_name(r) not in PRIMFUNC_CALLS or len(view.refs[r]) < 2:
         return None
     callee = view.nodes[view.refs[r][1]]
     name = callee.get("name") if callee.get("node_kind") == "GlobalVar" else callee.get("global_symbol")

@@ -40,13 +40,12 @@ from numpy.typing import NDArray
 import orjson
 
 from ..format import Document, reference_field_names, references
+from ..format.irs import PRIMFUNC_CALLS
 
-__all__ = ["CanonicalGraph", "UserIndex", "VARIADIC_KINDS", "KERNEL_CALLS"]
+__all__ = ["CanonicalGraph", "UserIndex", "VARIADIC_KINDS"]
 
 #: Kinds whose inputs are a list whose length varies: aligned by content, not position.
 VARIADIC_KINDS = frozenset({"Tuple", "Function", "PatternTuple", "PatternConstructor", "Match"})
-#: Relax operators whose first argument names the PrimFunc they run.
-KERNEL_CALLS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_tir_with_grad"})
 
 
 class CanonicalGraph:
@@ -194,7 +193,7 @@ class CanonicalGraph:
             return callee if uses[callee] == 1 and callee not in self.roots else -1
         if kind[callee] == "GlobalVar":
             want = "Function"
-        elif self.op_name(c) in KERNEL_CALLS and len(refs[c]) > 1 and kind[refs[c][1]] == "GlobalVar":
+        elif self.op_name(c) in PRIMFUNC_CALLS and len(refs[c]) > 1 and kind[refs[c][1]] == "GlobalVar":
             callee, want = refs[c][1], "PrimFunc"
         else:
             return -1

@@ -40,13 +40,10 @@ from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
 
 from ..diff.statements import TIR_KINDS
 from ..format import NODE_KINDS, references
+from ..format.irs import KERNEL_CALLS
 
-__all__ = ["Dataflow", "read_dataflow", "KERNEL_CALLS", "NESTED_FIELDS"]
+__all__ = ["Dataflow", "read_dataflow", "NESTED_FIELDS"]
 
-#: Relax operators whose first argument names the function they run (a PrimFunc, or a packed
-#: function outside the module).
-KERNEL_CALLS = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_tir_with_grad",
-                          "relax.call_dps_packed"})
 #: The reference fields of each TIR statement kind that hold nested statements (from the kind
 #: tables: the fields whose targets are statements or blocks).
 NESTED_FIELDS: Mapping[str, Tuple[str, ...]] = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 __all__ = ["RELAY", "RELAX", "TIR", "GRAPH_EXECUTOR", "NNVM", "VM_EXECUTABLE", "EMPTY", "OTHER",
-           "MODULE_IRS", "GRAPH_IRS", "ARTIFACT_IRS"]
+           "MODULE_IRS", "GRAPH_IRS", "ARTIFACT_IRS", "PRIMFUNC_CALLS", "KERNEL_CALLS", "VM_BUILTIN_PREFIX"]
 
 RELAY = "relay"
 RELAX = "relax"
@@ -33,3 +33,12 @@ GRAPH_IRS: FrozenSet[str] = frozenset({GRAPH_EXECUTOR, NNVM})
 #: Events that record what a compilation built rather than a pass
 #: (``RelayVizTrace.record_graph``).
 ARTIFACT_IRS: FrozenSet[str] = frozenset({GRAPH_EXECUTOR, VM_EXECUTABLE})
+
+#: Relax operators whose first argument names the PrimFunc they run (a ``GlobalVar``).
+PRIMFUNC_CALLS: FrozenSet[str] = frozenset({"relax.call_tir", "relax.call_tir_inplace", "relax.call_tir_with_grad"})
+#: Relax operators whose first argument names the kernel they run: a PrimFunc, or a packed
+#: function outside the module (an ``ExternFunc``).
+KERNEL_CALLS: FrozenSet[str] = PRIMFUNC_CALLS | {"relax.call_dps_packed"}
+#: The names of the Relax VM's own helpers (allocation, shape checks), called like kernels
+#: but computing nothing of the model.
+VM_BUILTIN_PREFIX = "vm.builtin."

@@ -27,12 +27,11 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..errors import RelayVizSerializeError
 from ..format import Document, new_document
-from ..format.irs import VM_EXECUTABLE
+from ..format.irs import VM_BUILTIN_PREFIX, VM_EXECUTABLE
 
-__all__ = ["from_relax_executable", "is_relax_executable", "BUILTIN_PREFIX"]
+__all__ = ["from_relax_executable", "is_relax_executable"]
 
 #: The VM's own helpers (allocation, shape checks, reshape): called, but not kernels.
-BUILTIN_PREFIX = "vm.builtin."
 #: The call that frees a register (``KillAfterLastUse``): no value anyone reads.
 _FREE = "vm.builtin.null_value"
 #: The call that makes a tensor a kernel then writes into.
@@ -105,7 +104,7 @@ def from_relax_executable(exe: Any) -> Document:
             attrs: Dict[str, Any] = {"text": line}
             if callee in vm_functions:
                 attrs["function"] = callee
-            elif not callee.startswith(BUILTIN_PREFIX):
+            elif not callee.startswith(VM_BUILTIN_PREFIX):
                 attrs["kernel"] = callee
             called = op(callee)
             nid = len(nodes)

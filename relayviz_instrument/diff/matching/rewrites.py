@@ -31,7 +31,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set, Tuple
 
 from ...format.kinds import BINDING_KINDS
-from ..graph import KERNEL_CALLS, CanonicalGraph
+from ...format.irs import PRIMFUNC_CALLS
+from ..graph import CanonicalGraph
 from .scoring import mutual_best
 from .state import MatchState, Side
 
@@ -127,12 +128,12 @@ def pair_legalized(st: MatchState) -> None:
 def _operator_call(g: CanonicalGraph, r: int) -> bool:
     """Whether ``r`` calls an operator that is no kernel call."""
     name = g.op_name(r)
-    return g.kind[r] == "Call" and name is not None and name not in KERNEL_CALLS
+    return g.kind[r] == "Call" and name is not None and name not in PRIMFUNC_CALLS
 
 
 def _kernel_call(g: CanonicalGraph, r: int) -> bool:
     """Whether ``r`` runs a kernel: ``call_tir`` (and its variants) of a global PrimFunc."""
-    return g.kind[r] == "Call" and g.op_name(r) in KERNEL_CALLS and len(g.refs[r]) > 1 \
+    return g.kind[r] == "Call" and g.op_name(r) in PRIMFUNC_CALLS and len(g.refs[r]) > 1 \
         and g.kind[g.refs[r][1]] == "GlobalVar"
 
 
