@@ -42,7 +42,7 @@ import tvm
 
 from .._version import __version__
 from ..format import Document
-from ..format.irs import MODULE_IRS, TIR
+from ..format.irs import EMPTY, MODULE_IRS, OTHER, RELAY, TIR
 from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
                       RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, serializer_for
@@ -338,12 +338,12 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         """The module's dialect (``serialize.module_ir``), where a module holding type definitions
         and no function is Relay: its type definitions (Relay's algebraic data types) are recorded."""
         facts = self._modules.facts(mod)
-        if facts.ir == "empty" and facts.types:
-            return "relay"
+        if facts.ir == EMPTY and facts.types:
+            return RELAY
         return facts.ir
 
     def _wanted(self, record: PassRecord) -> bool:
-        if record.ir == "other":
+        if record.ir == OTHER:
             record.note = "not snapshotted: the module holds functions of a dialect relayviz does not know"
             return False
         if record.ir not in MODULE_IRS and not (record.ir == TIR and self.tir):
@@ -373,7 +373,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         assert self._sink is not None
         ir = self._module_ir(mod)
         serializer = self._serializer(ir)
-        if isinstance(serializer, str) and ir == "empty":  # a pass removed every function: any serializer
+        if isinstance(serializer, str) and ir == EMPTY:  # a pass removed every function: any serializer
             serializer = next((s for s in self._serializers.values() if not isinstance(s, str)), serializer)
         if isinstance(serializer, str):  # a pass turned the module into a dialect without a serializer
             raise RelayVizSerializeError(serializer)

@@ -31,7 +31,6 @@ from ..format.irs import VM_BUILTIN_PREFIX, VM_EXECUTABLE
 
 __all__ = ["from_relax_executable", "is_relax_executable"]
 
-#: The VM's own helpers (allocation, shape checks, reshape): called, but not kernels.
 #: The call that frees a register (``KillAfterLastUse``): no value anyone reads.
 _FREE = "vm.builtin.null_value"
 #: The call that makes a tensor a kernel then writes into.
