@@ -41,6 +41,7 @@ import orjson
 
 from ..format import Document, reference_field_names, references
 from ..format.irs import PRIMFUNC_CALLS
+from ..format.kinds import BINDING_KINDS
 
 __all__ = ["CanonicalGraph", "UserIndex", "VARIADIC_KINDS"]
 
@@ -251,6 +252,13 @@ class CanonicalGraph:
         if not self.inlined and not self.binding:
             return list(range(self.size))  # the canonical order is topological
         return _topological(inputs)
+
+    @cached_property
+    def bound_values(self) -> Dict[int, int]:
+        """Each Relax variable bound in the graph (``VarBinding``, ``MatchCast``) and the value its
+        binding gives it (read once per graph: each shared function of a diff reads them)."""
+        kind, refs = self.kind, self.refs
+        return {refs[t][0]: refs[t][1] for t in range(self.size) if kind[t] in BINDING_KINDS and len(refs[t]) > 1}
 
     @cached_property
     def input_arrays(self) -> Tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:

@@ -219,7 +219,7 @@ def _groups(va: CanonicalGraph, vb: CanonicalGraph, f: int, a2b: Sequence[int], 
     calls = [t for t in vb.scope(f) if kernel_of(vb, t) is not None]
     if not calls:
         return []
-    bounds = (_bound(vb), _bound(va))
+    bounds = (vb.bound_values, va.bound_values)
     fed = {s for t in calls for s in _sources(vb, t, bounds[0]) if s in inside}
     roots = sorted((t for t in calls if t not in fed), key=vb.position.__getitem__)
     free = [x for x in range(va.size) if kernel_of(va, x) is not None
@@ -241,12 +241,6 @@ def _groups(va: CanonicalGraph, vb: CanonicalGraph, f: int, a2b: Sequence[int], 
         claimed.update(found.values())
         groups.append(sorted(found.values(), key=va.position.__getitem__))
     return groups
-
-
-def _bound(view: CanonicalGraph) -> Dict[int, int]:
-    """Each Relax variable bound in ``view`` and the value its binding gives it."""
-    return {view.refs[t][0]: view.refs[t][1] for t in range(view.size)
-            if view.kind[t] in BINDING_KINDS and len(view.refs[t]) > 1}
 
 
 def _sources(view: CanonicalGraph, t: int, bound: Dict[int, int]) -> List[int]:
