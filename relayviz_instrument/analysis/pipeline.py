@@ -219,8 +219,6 @@ def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphD
     return own_op_deltas(rows)
 
 
-
-
 def kernel_name(kernel: str) -> str:
     """The operator-table row of the calls of one kernel: ``kernel @fused_matmul_add``."""
     return f"kernel @{kernel}"
