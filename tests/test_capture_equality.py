@@ -136,3 +136,23 @@ def test_type_definitions_count_in_equality() -> None:
     without_types = tvm.IRModule(with_prelude.functions)
     assert not _same_functions(with_prelude, without_types)
     assert structurally_equal(with_prelude, without_types) is False
+
+
+@needs_relax
+def test_a_module_found_equal_takes_its_dialect_from_the_module_it_equals() -> None:
+    """The output of a pass that changed nothing is the next pass's input: its dialect is the
+    equal module's, and its functions are not read for it (they are, once the change test asks)."""
+    from relayviz_instrument.capture.equality import ModuleReader
+
+    mod = relax_workload("mlp")
+    again = _rebuilt(mod)
+    reader = ModuleReader()
+    assert reader.facts(mod).ir == "relax"
+    reader.alias(again, mod)
+    facts = reader.facts(again)
+    assert facts.ir == "relax" and facts._pairs is None
+    assert reader.equal(mod, again) is True and facts._pairs is not None
+    # A reader that has not read ``mod`` has no dialect to give: ``other``'s is read itself.
+    other, fresh = _rebuilt(mod), ModuleReader()
+    fresh.alias(other, mod)
+    assert fresh.facts(other)._ir is None and fresh.facts(other).ir == "relax"

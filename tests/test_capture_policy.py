@@ -135,3 +135,24 @@ def test_a_sequential_ending_on_a_module_found_equal_before_is_not_compared_agai
     inner2 = policy.before(again)
     policy.after(inner2, fused)
     assert policy.after(outer_after, fused)[1] is True
+
+
+def test_a_pass_run_again_on_one_input_finds_it_without_a_comparison(typed_mlp) -> None:
+    """TVM's tests and fixed-point loops run a pass again and again on one module: each run's
+    input is found among the recent module objects, and only its output is compared."""
+    take = Taker()
+    asked: List[Any] = []
+
+    def counting_equal(a: Any, b: Any) -> bool:
+        asked.append((a, b))
+        return _equal(a, b)
+
+    policy = SnapshotPolicy(take, counting_equal)
+    first = policy.before(typed_mlp)
+    for run in range(6):  # more runs than the recent modules kept: the input stays among them
+        before = policy.before(typed_mlp)
+        assert before.ref == first.ref and before.mod.same_as(typed_mlp)
+        after, changed = policy.after(before, relay.transform.InferType()(typed_mlp))
+        assert changed is False and after.ref == first.ref
+        assert len(asked) == run + 1  # the output only
+    assert len(take.taken) == 1

@@ -54,16 +54,30 @@ class ModuleFacts:
     (GlobalVar address -> function address, name -> definition address). The module object is
     held, so that no other object takes its address while the facts are kept."""
 
-    __slots__ = ("mod", "ir", "_pairs", "_attrs", "_functions", "_types", "_names")
+    __slots__ = ("mod", "_ir", "_pairs", "_attrs", "_functions", "_types", "_names")
 
-    def __init__(self, mod: tvm.IRModule) -> None:
+    def __init__(self, mod: tvm.IRModule, *, ir: Optional[str] = None) -> None:
         self.mod = mod
-        self._pairs: List[Tuple[Any, Any]] = map_items(field(mod, "functions"))
-        self.ir = functions_ir([func for _, func in self._pairs])
+        self._ir = ir
+        self._pairs: Optional[List[Tuple[Any, Any]]] = None
         self._attrs: Any = _UNREAD
         self._functions: Optional[Dict[int, int]] = None
         self._types: Any = _UNREAD
         self._names: Optional[Dict[str, int]] = None
+
+    @property
+    def pairs(self) -> List[Tuple[Any, Any]]:
+        """The module's (GlobalVar, function) pairs."""
+        if self._pairs is None:
+            self._pairs = map_items(field(self.mod, "functions"))
+        return self._pairs
+
+    @property
+    def ir(self) -> str:
+        """The module's dialect (``serialize.functions_ir``)."""
+        if self._ir is None:
+            self._ir = functions_ir([func for _, func in self.pairs])
+        return self._ir
 
     @property
     def attrs(self) -> Any:
@@ -76,7 +90,7 @@ class ModuleFacts:
     def functions(self) -> Dict[int, int]:
         """The functions by GlobalVar (both by address)."""
         if self._functions is None:
-            self._functions = {object_key(gvar): object_key(func) for gvar, func in self._pairs}
+            self._functions = {object_key(gvar): object_key(func) for gvar, func in self.pairs}
         return self._functions
 
     @property
@@ -91,7 +105,7 @@ class ModuleFacts:
     def by_name(self) -> Dict[str, int]:
         """The functions by name (function address), read when the GlobalVars differ."""
         if self._names is None:
-            self._names = {str(field(g, "name_hint")): object_key(f) for g, f in self._pairs}
+            self._names = {str(field(g, "name_hint")): object_key(f) for g, f in self.pairs}
         return self._names
 
 
@@ -122,6 +136,15 @@ class ModuleReader:
                     del self._recent[next(iter(self._recent))]  # the oldest
                 self._recent[key] = found
         return found
+
+    def alias(self, mod: tvm.IRModule, like: tvm.IRModule) -> None:
+        """Note that ``mod`` is a module equal to ``like`` (the policy found them equal): its
+        dialect is ``like``'s, not read again when the next pass receives it."""
+        known = self._recent.get(object_key(like))
+        if known is not None and known._ir is not None:
+            facts = self.facts(mod)
+            if facts._ir is None:
+                facts._ir = known._ir
 
     def forget(self) -> None:
         """Drop the modules held (when recording stops), so they can be freed."""

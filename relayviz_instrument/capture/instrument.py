@@ -283,6 +283,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             if opened.before is not None:
                 after, changed = self._policy.after(opened.before, mod)
                 record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
+                if not changed:  # the next pass receives it: its dialect is known
+                    self._modules.alias(mod, opened.before.mod)
             assert self._sink is not None
             self._sink.end(record)
             if record.depth == 1 and record.after is not None:

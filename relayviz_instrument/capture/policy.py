@@ -1,8 +1,8 @@
 """When a module needs a new snapshot, and when the previous one stands for it.
 
 Most pass events change nothing (83 of the 99 Relay events of a ResNet ``relay.optimize``),
-so the policy reuses the previous snapshot when the module is the same object or is
-structurally equal to the module it was taken of (``tvm.ir.structural_equal``, which ignores
+so the policy reuses a snapshot when the module is the same object as one of the last few it
+recorded, or is structurally equal to the module the latest was taken of (``tvm.ir.structural_equal``, which ignores
 variable names, spans and inferred types: a pass that only renames variables is recorded as
 unchanged). One exception: when the previous snapshot lacks inferred types, an equal module
 is serialized again, so that a pass that fills in types (InferType after a rewrite) shows
@@ -15,7 +15,7 @@ The policy is plain Python over two callables, so it is tested without a PassCon
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from ..format import INFERRED_TYPE_KINDS, Document
 
@@ -43,34 +43,42 @@ def has_untyped(doc: Document) -> bool:
 
 
 class SnapshotPolicy:
-    """Chooses between reusing the latest snapshot and taking a new one.
+    """Chooses between reusing a recent snapshot and taking a new one.
 
     ``take(mod)`` serializes and stores a module and returns its :class:`Snapshot`;
     ``equal(a, b)`` compares two modules structurally and returns ``None`` when it cannot
     (late in ``relay.build`` functions carry attributes with no structural equality).
     """
 
+    #: Module objects whose snapshots are kept for the identity check of :meth:`before`.
+    RECENT = 4
+
     def __init__(self, take: Callable[[Any], Snapshot], equal: Callable[[Any, Any], Optional[bool]]) -> None:
         self._take = take
         self._equal = equal
         #: The snapshot of the module seen last (what the next pass most likely receives).
         self.last: Optional[Snapshot] = None
+        #: The snapshots of the last few module objects recorded, newest last: a pass run again
+        #: and again on one input (a test's loop, TVM's fixed-point iterations) finds it here.
+        self._recent: List[Snapshot] = []
 
     def take(self, mod: Any) -> Snapshot:
         """A new snapshot of ``mod``; it becomes the latest."""
         snap = self._take(mod)
-        self.last = Snapshot(mod, snap.ref, snap.doc, has_untyped(snap.doc))
-        return self.last
+        return self._latest(Snapshot(mod, snap.ref, snap.doc, has_untyped(snap.doc)))
 
     def before(self, mod: Any) -> Snapshot:
-        """The snapshot of a pass's input: the latest if ``mod`` is it (or equal to it), else new."""
+        """The snapshot of a pass's input: a recent one if ``mod`` is its module, the latest if
+        ``mod`` is equal to it, else new."""
         last = self.last
-        if last is not None:
-            if last.mod.same_as(mod):
-                return last
-            if not last.untyped and self._equal(last.mod, mod):
-                self.last = Snapshot(mod, last.ref, last.doc)
-                return self.last
+        if last is not None and last.mod.same_as(mod):
+            return last
+        for recent in self._recent:
+            if recent.mod.same_as(mod):
+                self._recent.remove(recent)
+                return self._latest(recent)
+        if last is not None and not last.untyped and self._equal(last.mod, mod):
+            return self._latest(Snapshot(mod, last.ref, last.doc))
         return self.take(mod)
 
     def after(self, before: Snapshot, mod: Any) -> Tuple[Snapshot, bool]:
@@ -93,8 +101,7 @@ class SnapshotPolicy:
             return after, after.ref != before.ref or self._equal(before.mod, mod) is False
         equal = self._equal(before.mod, mod)
         if equal:
-            self.last = Snapshot(mod, before.ref, before.doc)
-            return self.last, False
+            return self._latest(Snapshot(mod, before.ref, before.doc)), False
         after = self.take(mod)
         # When TVM cannot compare the modules, the snapshots decide.
         return after, True if equal is False else after.ref != before.ref
@@ -102,3 +109,13 @@ class SnapshotPolicy:
     def forget(self) -> None:
         """Drop the IR objects held (when recording stops), so they can be freed."""
         self.last = None
+        self._recent = []
+
+    def _latest(self, snap: Snapshot) -> Snapshot:
+        """``snap`` becomes the latest, and one of the recent."""
+        self.last = snap
+        recent = self._recent
+        recent.append(snap)
+        if len(recent) > self.RECENT:
+            del recent[0]
+        return snap
