@@ -17,8 +17,10 @@ How it gets into every context, through TVM's Python API and no file of TVM:
 
 Modules of TVM imported after :func:`start` are handled when their import ends (a finder on
 ``sys.meta_path``), so that starting costs nothing in a process that never imports TVM.
-Tracing is per process and for the thread that enters the contexts; a pass context entered
-in another thread while one is open in this one is recorded in the same trace, interleaved.
+A trace records one thread: the first to enter a pass context (the one that starts tracing,
+usually the main thread). Passes that other threads run are counted by thread, and the trace
+names them as not recorded (TVM's pass contexts are per thread, and interleaving two
+threads' passes would nest one thread's passes inside the other's).
 
 Everything installed here is process-wide on purpose (the process is what is traced): one
 :class:`_Tracing` object holds it, and :func:`stop` takes it all away again.

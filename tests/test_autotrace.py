@@ -78,6 +78,37 @@ NESTED_SCRIPT = textwrap.dedent("""\
 """)
 
 
+#: The same compilations in the main thread and in two threads started before it, all three
+#: waiting for each other so that their passes overlap.
+THREADS_SCRIPT = textwrap.dedent("""\
+    import threading
+    import tvm
+    from tvm import relay
+
+    start = threading.Barrier(3)
+
+    def compile_some(k):
+        start.wait()
+        for i in range(3):
+            x = relay.var("x", shape=(4, 4 + i + k))
+            body = relay.nn.relu(relay.add(relay.add(x, relay.const(1.0)), relay.const(2.0)))
+            mod = tvm.IRModule.from_expr(relay.Function([x], body))
+            with tvm.transform.PassContext(opt_level=3):
+                mod = tvm.transform.Sequential([relay.transform.InferType(), relay.transform.FoldConstant(),
+                                                relay.transform.FuseOps(2)])(mod)
+        with tvm.transform.PassContext(opt_level=3):
+            relay.build(mod, target="llvm -mtriple=x86_64-linux-gnu")
+
+    workers = [threading.Thread(target=compile_some, args=(k,), name=f"compiler-{k}") for k in (1, 2)]
+    for worker in workers:
+        worker.start()
+    compile_some(0)
+    for worker in workers:
+        worker.join()
+    print("ok")
+""")
+
+
 def _env(**extra: str) -> Dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAYVIZ_TRACE")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
@@ -329,3 +360,28 @@ def test_relayviz_run_runs_a_module_with_its_own_options(tmp_path: Path) -> None
     trace = load_trace(tmp_path / "T")
     assert [c["parent"] for c in trace.contexts] == [None, 0, 1, 2]
     assert trace.header["options"]["tir"] is False  # --tir after the module is the module's argument
+
+
+def test_a_trace_records_one_thread_and_counts_the_events_of_the_others(tmp_path: Path) -> None:
+    """Passes that run in other threads at the same time are not interleaved into the main
+    thread's nesting (which made passes of one thread end those of another, as failures): the
+    trace records the thread that entered the first pass context, and names the others with
+    their events, which the trace is then incomplete without."""
+    script = tmp_path / "threads.py"
+    script.write_text(THREADS_SCRIPT)
+    done = _relayviz_run(tmp_path, script, tmp_path / "T")
+    assert done.returncode == 0 and done.stdout.decode().splitlines()[0] == "ok", done.stderr.decode()[-3000:]
+    trace = load_trace(tmp_path / "T")
+    assert not any(r.error for r in trace.records), [r.error for r in trace.records if r.error][:3]
+    assert all(r.duration_ms >= 0 for r in trace.records)
+    # the main thread's: three compilations through the Sequential, one build, its built graph
+    assert len(trace.contexts) == 1 + 4
+    passes = [r for r in trace.records if r.ir != "graph_executor"]
+    assert [r.name for r in passes if r.depth == 1 and r.context != 4] == ["sequential"] * 3
+    assert len(passes) == len(trace.records) - 1 and trace.records[-1].ir == "graph_executor"
+    # the others did the same work: as many events each, its build's result among them
+    assert not trace.complete
+    problem = next(p for p in trace.problems if "other threads" in p)
+    assert "MainThread" in problem
+    assert f"compiler-1: {len(trace.records)}" in problem and f"compiler-2: {len(trace.records)}" in problem
+    assert "not recorded" in _shown(tmp_path / "T")

@@ -30,6 +30,7 @@ import atexit
 import os
 import re
 import sys
+import threading
 import time
 import warnings
 import weakref
@@ -153,6 +154,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._guard = InstrumentGuard(self._fail)
         #: A RelayVizBisect's number for the pass about to begin: ``(PassInfo, number)``.
         self._bisect_next: Optional[Tuple[Any, int]] = None
+        #: The thread the trace records (the first to call it back), and the pass events of
+        #: other threads, not recorded, by thread name.
+        self._owner: Optional[int] = None
+        self._owner_name = ""
+        self._elsewhere: Dict[str, int] = {}
         super().__init__()
 
     # -- comparing (``assert trace == relayviz_snapshot``) -------------------------------------
@@ -216,6 +222,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     # -- PassInstrument callbacks -------------------------------------------------------------
 
     def enter_pass_ctx(self) -> None:
+        if self._in_other_thread():
+            return
         self._entered += 1
         if self._entered > 1 or self._disabled:
             return
@@ -227,6 +235,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self._open()
 
     def exit_pass_ctx(self) -> None:
+        if self._in_other_thread():
+            return
         self._entered -= 1
         if self._entered > 0:
             return
@@ -236,7 +246,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 self._close_open_passes(sys.exc_info()[1])
 
     def run_before_pass(self, mod: tvm.IRModule, info: Any) -> None:
-        if self._disabled:
+        if self._disabled or self._in_other_thread(event=True):
             return
         with self._guard(info) as guard:
             frame = caller_frame()
@@ -274,7 +284,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self._sink.begin(record)
 
     def run_after_pass(self, mod: tvm.IRModule, info: Any) -> None:
-        if self._disabled or not self._stack:
+        if self._disabled or self._in_other_thread() or not self._stack:
             return
         with self._guard(info) as guard:
             opened = self._stack[-1]
@@ -300,7 +310,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         among the passes bisection may skip, and whether it is skipped. A skipped pass never
         reaches ``run_before_pass``, so it is recorded here, as an event that begins and ends
         at once with ``skipped`` set; a pass that runs gets its number when it begins."""
-        if self._disabled or self._sink is None:
+        if self._disabled or self._sink is None or self._in_other_thread(event=skipped):
             return
         with self._guard(info):
             if not skipped:
@@ -314,6 +324,22 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self.records.append(record)
             self._sink.begin(record)
             self._sink.end(record)
+
+    def _in_other_thread(self, *, event: bool = False) -> bool:
+        """Whether this callback runs in a thread other than the one the trace records: the
+        first that called it back. TVM runs a pass's callbacks in the thread that runs the
+        pass, and one trace records one thread's nesting of events; the other threads' events
+        (``event``: this callback begins one) are counted by thread, and the trace says so."""
+        ident = threading.get_ident()
+        if ident == self._owner:
+            return False
+        if self._owner is None:
+            self._owner, self._owner_name = ident, threading.current_thread().name
+            return False
+        if event:
+            name = threading.current_thread().name
+            self._elsewhere[name] = self._elsewhere.get(name, 0) + 1
+        return True
 
     def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
         """The record of a pass event beginning now, nested in the innermost open one."""
@@ -545,6 +571,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     def _finish(self) -> None:
         self._finished = True
         _OPEN.discard(self)
+        if self._elsewhere:
+            self.complete = False
+            counts = ", ".join(f"{name}: {n}" for name, n in sorted(self._elsewhere.items()))
+            self.problems.append(f"pass events run in other threads were not recorded (a trace records one "
+                                 f"thread, the first to enter a pass context: {self._owner_name}): {counts}")
         if self._sink is not None:
             try:
                 self._sink.close(complete=self.complete, problems=self.problems, events=len(self.records),

@@ -56,9 +56,13 @@ class ProcessTrace(RelayVizTrace):
 
     def opening(self, context: Any, where: str) -> None:
         """The pass context about to be entered, and where (``file:line``) its ``with`` is."""
+        if self._in_other_thread():
+            return
         self._opening = {"opened": where, "opt_level": int(context.opt_level)}
 
     def enter_pass_ctx(self) -> None:
+        if self._in_other_thread():
+            return
         opening, self._opening = self._opening, None
         if self._disabled or self._finished:
             return
@@ -75,7 +79,7 @@ class ProcessTrace(RelayVizTrace):
             self._sink.context(section.index, parent, facts["opened"], facts["opt_level"])
 
     def exit_pass_ctx(self) -> None:
-        if self._finished:
+        if self._finished or self._in_other_thread():
             return
         section = self._sections.pop() if self._sections else None
         if self._sections:  # an inner context ends; the trace goes on
@@ -112,8 +116,8 @@ class ProcessTrace(RelayVizTrace):
         executable, the Relax VM executable of ``tvm.compile``) as the artifact of the
         compilation it came from. Unlike :meth:`record_graph`, a failure here never reaches the
         caller: it is one problem in the trace, and recording goes on."""
-        if self._disabled or self._sink is None or self._finished:
-            return
+        if self._disabled or self._sink is None or self._finished or self._in_other_thread(event=True):
+            return  # (a build in another thread counts with that thread's events)
         with self._guard("(recording what a build returned)"):
             try:
                 name, ir, doc = artifact_document(built)
