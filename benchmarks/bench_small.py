@@ -13,6 +13,11 @@ that change nothing (InferType on typed modules, see :func:`unchanged`). Printed
   workload, and per event that changes nothing;
 - the events and builds of one run.
 
+A fourth process measures the floor on the same unchanged events (:func:`floor`): what TVM's
+call into two empty Python callbacks costs, and what one ``structural_equal`` of a pass's
+input and output costs inside a callback, the least a change test does when a pass returns a
+new module object.
+
 Nothing is asserted: the figures are printed, for the README's Performance section.
 
     python benchmarks/bench_small.py [--modules 300] [--repeat 3]
@@ -95,6 +100,64 @@ def unchanged(modules: int, out: str) -> Dict[str, Any]:
             "unchanged_events": events[21] - events[1]}
 
 
+def floor(modules: int) -> Dict[str, Any]:
+    """What any instrument pays on the same unchanged events (InferType on typed modules, 20
+    runs per module), measured in this process: TVM's call into two Python callbacks that do
+    nothing (wall time per event, over the untraced loop's), and inside callbacks, the one TVM
+    call a change test cannot avoid when a pass returns a new module object: one
+    ``structural_equal`` of its input and output (``structural_hash``, a cheaper walk, for
+    comparison: it ignores what PlanDevices sets, virtual devices, so it cannot stand for it)."""
+    import tvm
+    from tvm import relay
+
+    typed = [relay.transform.InferType()(_small_module(i)) for i in range(modules)]
+    infer = relay.transform.InferType()
+    inside = {"equal": 0.0, "hash": 0.0}
+
+    @tvm.instrument.pass_instrument
+    class Empty:
+        def run_before_pass(self, mod: Any, info: Any) -> None:
+            pass
+
+        def run_after_pass(self, mod: Any, info: Any) -> None:
+            pass
+
+    @tvm.instrument.pass_instrument
+    class Compares:
+        def __init__(self, how: str) -> None:
+            self.how, self.before = how, None
+
+        def run_before_pass(self, mod: Any, info: Any) -> None:
+            self.before = mod
+
+        def run_after_pass(self, mod: Any, info: Any) -> None:
+            started = time.perf_counter()
+            if self.how == "equal":
+                tvm.ir.structural_equal(self.before, mod)
+            else:
+                tvm.ir.structural_hash(mod)
+            inside[self.how] += time.perf_counter() - started
+
+    def loop(instruments: List[Any]) -> float:
+        started = time.perf_counter()
+        for mod in typed:
+            with tvm.transform.PassContext(opt_level=3, instruments=instruments):
+                for _ in range(20):
+                    infer(mod)
+        return time.perf_counter() - started
+
+    events = 20 * modules
+    loop([])  # warm
+    plain, empty = [], []
+    for _ in range(5):  # alternating; the fastest of each, the least disturbed by other jobs
+        plain.append(loop([]))
+        empty.append(loop([Empty()]))
+    loop([Compares("equal")])
+    loop([Compares("hash")])
+    return {"dispatch_us": 1e6 * (min(empty) - min(plain)) / events, "pass_us": 1e6 * min(plain) / events,
+            "equal_us": 1e6 * inside["equal"] / events, "hash_us": 1e6 * inside["hash"] / events}
+
+
 def child(mode: str, modules: int, out: str) -> None:
     """One run in this process; print one JSON line of what was measured."""
     import tvm  # noqa: F401  (imported before the clock starts, in every mode)
@@ -104,6 +167,9 @@ def child(mode: str, modules: int, out: str) -> None:
 
     if mode == "unchanged":
         print(json.dumps({"mode": mode, **unchanged(modules, out)}))
+        return
+    if mode == "floor":
+        print(json.dumps({"mode": mode, **floor(modules)}))
         return
     if mode != "untraced":
         autotrace.start(Path(out) / "trace")
@@ -128,16 +194,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--modules", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--child", choices=MODES + ("unchanged",))
+    parser.add_argument("--child", choices=MODES + ("unchanged", "floor"))
     parser.add_argument("--out")
     args = parser.parse_args()
     if args.child:
         child(args.child, args.modules, args.out)
         return
-    runs: Dict[str, List[Dict[str, Any]]] = {m: [] for m in MODES + ("unchanged",)}
+    runs: Dict[str, List[Dict[str, Any]]] = {m: [] for m in MODES + ("unchanged", "floor")}
     for round_ in range(args.repeat):
         order = MODES if round_ % 2 == 0 else MODES[::-1]
-        for mode in (*order, "unchanged"):
+        for mode in (*order, "unchanged", "floor"):
             runs[mode].append(_run(mode, args.modules))
 
     def median(mode: str, key: str) -> float:
@@ -153,6 +219,10 @@ def main() -> None:
     idle = runs["unchanged"][0]["unchanged_events"]
     print(f"per event that changes nothing ({idle} InferType events on typed modules): "
           f"{median('unchanged', 'per_unchanged_us'):.0f} us of instrument time")
+    print(f"  the floor on the same events (InferType itself: {median('floor', 'pass_us'):.0f} us): TVM calling two "
+          f"empty Python callbacks {median('floor', 'dispatch_us'):.0f} us of wall time; inside a callback, one "
+          f"structural_equal of input and output {median('floor', 'equal_us'):.0f} us "
+          f"(structural_hash of the output {median('floor', 'hash_us'):.0f} us)")
 
 
 if __name__ == "__main__":
