@@ -2,13 +2,14 @@
 tests: hundreds of small Relay modules, each through a few passes in a PassContext of its own,
 every tenth also through ``relay.build`` (this machine's CPU).
 
-Each round runs the workload in a fresh process twice, untraced and traced the way
+Each round runs the workload in a fresh process three times: untraced, traced the way
 ``relayviz run`` traces (``relayviz_instrument.autotrace``: the instrument in every context, the
-built graphs recorded), the order alternating round by round; a third process measures events
-that change nothing (InferType on typed modules, see :func:`unchanged`). Printed, medians of
-``--repeat`` rounds:
+built graphs recorded), and with TVM's ``PrintAfterAll`` in every context instead (the honest
+baseline: what a user would otherwise run), the order rotating round by round; another
+process measures events that change nothing (InferType on typed modules, see
+:func:`unchanged`). Printed, medians of ``--repeat`` rounds:
 
-- ``traced/untraced``: the workload's wall time traced over untraced;
+- ``traced/untraced``: the workload's wall time traced over untraced, and printed over untraced;
 - ``per event``: the instrument's own time (``instrument_seconds``) per pass event of the
   workload, and per event that changes nothing;
 - the events and builds of one run.
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-MODES = ("untraced", "traced")
+MODES = ("untraced", "traced", "printed")
 
 
 def _small_module(i: int) -> Any:
@@ -171,6 +172,10 @@ def child(mode: str, modules: int, out: str) -> None:
     if mode == "floor":
         print(json.dumps({"mode": mode, **floor(modules)}))
         return
+    if mode == "printed":
+        seconds = _printed(modules, Path(out) / "printed.txt")
+        print(json.dumps({"mode": mode, "seconds": seconds}))
+        return
     if mode != "untraced":
         autotrace.start(Path(out) / "trace")
     started = time.perf_counter()
@@ -181,6 +186,37 @@ def child(mode: str, modules: int, out: str) -> None:
         facts.update(events=len(trace.records), instrument_s=trace.instrument_seconds,
                      changed=sum(1 for r in trace.records if r.changed))
     print(json.dumps({"mode": mode, "seconds": seconds, **facts}))
+
+
+def _printed(modules: int, into: Path) -> float:
+    """The workload's time with TVM's ``PrintAfterAll`` in every pass context (the baseline a
+    user would otherwise run: the pass and the module's text after each pass, here into a
+    file), put there as ``relayviz run`` puts its instrument: added to each PassContext made.
+    hhb-tvm's TVM predates ``tvm.instrument.PrintAfterAll``: the same two prints stand for it."""
+    import tvm
+
+    @tvm.instrument.pass_instrument
+    class PrintAfterAll:
+        def run_after_pass(self, mod: Any, info: Any) -> None:
+            print(f"After Running Pass: {info}")
+            print(mod)
+
+    printing = getattr(tvm.instrument, "PrintAfterAll", PrintAfterAll)
+    original = tvm.transform.PassContext.__init__
+
+    def with_printing(self: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs["instruments"] = [*(kwargs.get("instruments") or ()), printing()]
+        original(self, *args, **kwargs)
+
+    tvm.transform.PassContext.__init__ = with_printing
+    stdout = sys.stdout
+    with open(into, "w") as sys.stdout:
+        started = time.perf_counter()
+        workload(modules)
+        seconds = time.perf_counter() - started
+    sys.stdout = stdout
+    tvm.transform.PassContext.__init__ = original
+    return seconds
 
 
 def _run(mode: str, modules: int) -> Dict[str, Any]:
@@ -202,7 +238,7 @@ def main() -> None:
         return
     runs: Dict[str, List[Dict[str, Any]]] = {m: [] for m in MODES + ("unchanged", "floor")}
     for round_ in range(args.repeat):
-        order = MODES if round_ % 2 == 0 else MODES[::-1]
+        order = MODES[round_ % len(MODES):] + MODES[:round_ % len(MODES)]
         for mode in (*order, "unchanged", "floor"):
             runs[mode].append(_run(mode, args.modules))
 
@@ -214,7 +250,8 @@ def main() -> None:
     print(f"{args.modules} small modules, {runs['traced'][0]['builds']} built with relay.build; "
           f"{events} pass events traced ({runs['traced'][0]['changed']} changed the module); "
           f"median of {args.repeat} rounds")
-    print(f"traced/untraced: {traced / plain:.2f}x ({traced:.2f} s / {plain:.2f} s)")
+    print(f"traced/untraced: {traced / plain:.2f}x ({traced:.2f} s / {plain:.2f} s); "
+          f"TVM's PrintAfterAll in every context instead: {median('printed', 'seconds') / plain:.2f}x")
     print(f"per event, mixed workload: {1e6 * median('traced', 'instrument_s') / events:.0f} us of instrument time")
     idle = runs["unchanged"][0]["unchanged_events"]
     print(f"per event that changes nothing ({idle} InferType events on typed modules): "
