@@ -20,7 +20,9 @@ Modules of TVM imported after :func:`start` are handled when their import ends (
 A trace records one thread: the first to enter a pass context (the one that starts tracing,
 usually the main thread). Passes that other threads run are counted by thread, and the trace
 names them as not recorded (TVM's pass contexts are per thread, and interleaving two
-threads' passes would nest one thread's passes inside the other's).
+threads' passes would nest one thread's passes inside the other's). TVM's default context
+is one per thread too, and only this thread's has the instrument: ``Pass.__call__`` is
+wrapped so that a pass another thread calls outside any context is counted as unseen.
 
 Everything installed here is process-wide on purpose (the process is what is traced): one
 :class:`_Tracing` object holds it, and :func:`stop` takes it all away again.
@@ -176,12 +178,26 @@ def _install_contexts(tracing: _Tracing) -> None:
                                   "its passes are not in the trace")
         return entered(self)
 
+    pass_class = transform.Pass
+    run = pass_class.__call__
+
+    def in_traced_context() -> bool:
+        return any(_same(i, trace) for i in (context_class.current().instruments or ()))
+
+    @functools.wraps(run)
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _tracing is tracing:  # another thread's passes outside any context: counted, as unseen
+            trace.note_pass_called(in_traced_context)
+        return run(self, *args, **kwargs)
+
     context_class.__init__ = __init__  # type: ignore[method-assign]
     context_class.__enter__ = __enter__  # type: ignore[method-assign]
+    pass_class.__call__ = __call__  # type: ignore[method-assign]
 
     def undo() -> None:
         context_class.__init__ = made  # type: ignore[method-assign]
         context_class.__enter__ = entered  # type: ignore[method-assign]
+        pass_class.__call__ = run  # type: ignore[method-assign]
 
     tracing.undo.append(undo)
     default = context_class.current()

@@ -79,7 +79,8 @@ NESTED_SCRIPT = textwrap.dedent("""\
 
 
 #: The same compilations in the main thread and in two threads started before it, all three
-#: waiting for each other so that their passes overlap.
+#: waiting for each other so that their passes overlap; then a thread that runs passes outside
+#: any pass context (in its own default context, which no instrument is in).
 THREADS_SCRIPT = textwrap.dedent("""\
     import threading
     import tvm
@@ -99,12 +100,21 @@ THREADS_SCRIPT = textwrap.dedent("""\
         with tvm.transform.PassContext(opt_level=3):
             relay.build(mod, target="llvm -mtriple=x86_64-linux-gnu")
 
+    def outside_any_context():
+        x = relay.var("x", shape=(2, 2))
+        mod = tvm.IRModule.from_expr(relay.Function([x], relay.add(x, x)))
+        for _ in range(4):
+            mod = relay.transform.InferType()(mod)
+
     workers = [threading.Thread(target=compile_some, args=(k,), name=f"compiler-{k}") for k in (1, 2)]
     for worker in workers:
         worker.start()
     compile_some(0)
     for worker in workers:
         worker.join()
+    bare = threading.Thread(target=outside_any_context, name="bare-worker")
+    bare.start()
+    bare.join()
     print("ok")
 """)
 
@@ -337,7 +347,8 @@ TWO_TRACES_SCRIPT = textwrap.dedent("""\
     second = autotrace.stop()
     build()
     print([sum(r.ir == "graph_executor" for r in t.records) for t in (first, second)],
-          relay.build is relay.build_module.build, tvm.transform.PassContext.__init__.__module__)
+          relay.build is relay.build_module.build, tvm.transform.PassContext.__init__.__module__,
+          tvm.transform.Pass.__call__.__module__)
 """)
 
 
@@ -347,7 +358,7 @@ def test_each_trace_of_a_process_records_its_builds_and_stopping_takes_every_pat
     done = subprocess.run([sys.executable, str(script), str(tmp_path)], cwd=tmp_path, env=_env(), capture_output=True,
                           text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout == "[1, 1] True tvm.ir.transform\n"
+    assert done.stdout == "[1, 1] True tvm.ir.transform tvm.ir.transform\n"
     assert [len(load_trace(tmp_path / t).records) > 0 for t in "ab"] == [True, True]
 
 
@@ -366,7 +377,8 @@ def test_a_trace_records_one_thread_and_counts_the_events_of_the_others(tmp_path
     """Passes that run in other threads at the same time are not interleaved into the main
     thread's nesting (which made passes of one thread end those of another, as failures): the
     trace records the thread that entered the first pass context, and names the others with
-    their events, which the trace is then incomplete without."""
+    their events, which the trace is then incomplete without. Passes another thread runs outside
+    any pass context reach no instrument at all: they are counted where Python calls them."""
     script = tmp_path / "threads.py"
     script.write_text(THREADS_SCRIPT)
     done = _relayviz_run(tmp_path, script, tmp_path / "T")
@@ -384,4 +396,9 @@ def test_a_trace_records_one_thread_and_counts_the_events_of_the_others(tmp_path
     problem = next(p for p in trace.problems if "other threads" in p)
     assert "MainThread" in problem
     assert f"compiler-1: {len(trace.records)}" in problem and f"compiler-2: {len(trace.records)}" in problem
-    assert "not recorded" in _shown(tmp_path / "T")
+    assert "bare-worker" not in problem
+    # the passes no callback reports: counted where they are called from Python
+    outside = next(p for p in trace.problems if "outside any pass context" in p)
+    assert "bare-worker: 4 " in outside and "compiler-" not in outside
+    shown = _shown(tmp_path / "T")
+    assert "not recorded" in shown and "bare-worker" in shown

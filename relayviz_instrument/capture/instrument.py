@@ -159,6 +159,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._owner: Optional[int] = None
         self._owner_name = ""
         self._elsewhere: Dict[str, int] = {}
+        #: Passes other threads ran where no instrument sees them (a process trace counts them).
+        self._unseen_in_threads: Dict[str, int] = {}
         super().__init__()
 
     # -- comparing (``assert trace == relayviz_snapshot``) -------------------------------------
@@ -576,6 +578,12 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             counts = ", ".join(f"{name}: {n}" for name, n in sorted(self._elsewhere.items()))
             self.problems.append(f"pass events run in other threads were not recorded (a trace records one "
                                  f"thread, the first to enter a pass context: {self._owner_name}): {counts}")
+        if self._unseen_in_threads:
+            self.complete = False
+            counts = ", ".join(f"{name}: {n}" for name, n in sorted(self._unseen_in_threads.items()))
+            self.problems.append(f"passes run outside any pass context in other threads than {self._owner_name} "
+                                 f"cannot be seen (TVM's default context is one per thread): {counts} "
+                                 f"(passes called from Python, each with the passes inside it)")
         if self._sink is not None:
             try:
                 self._sink.close(complete=self.complete, problems=self.problems, events=len(self.records),

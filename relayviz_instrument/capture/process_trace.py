@@ -13,9 +13,10 @@ began inside it, with the error, and the trace goes on.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import tvm
 
@@ -127,6 +128,16 @@ class ProcessTrace(RelayVizTrace):
                     raise
                 self.note_unseen(f"what a build returned ({type(built).__name__}) could not be recorded: "
                                  f"{type(exc).__name__}: {exc}")
+
+    def note_pass_called(self, in_traced_context: Callable[[], bool]) -> None:
+        """A pass is about to run, called from Python: in a thread other than the one this trace
+        records, outside any context the trace is in (``in_traced_context()`` says, asked only
+        then), nothing will tell the trace, so the call is counted here by thread."""
+        if self._owner is None or threading.get_ident() == self._owner or self._finished:
+            return
+        if not in_traced_context():
+            name = threading.current_thread().name
+            self._unseen_in_threads[name] = self._unseen_in_threads.get(name, 0) + 1
 
     def note_unseen(self, what: str) -> None:
         """Say in the trace (its problems, once per text) that something was not recorded."""
