@@ -1,17 +1,19 @@
 """What tracing costs a Relax build, default and with ``tir=True``, measured side by side.
 
 For each model, the zero pipeline and ``tvm.compile`` (llvm, opt_level 3; ``relax.build`` on
-TVM 0.16) run three ways, each compile in a fresh process (a Python process compiles once, as a
+TVM 0.16) run four ways, each compile in a fresh process (a Python process compiles once, as a
 user's script does: no operator strategy or LLVM state left warm by an earlier compile), the
 ways alternating over ``--repeat`` rounds so that machine noise hits all three alike:
 
 - plain: no instrument;
 - traced: under ``RelayVizTrace`` writing a trace directory (Relax modules snapshotted, TIR
   passes counted and timed);
-- tir: the same with ``tir=True`` (every TIR pass event snapshotted, statement by statement).
+- tir: the same with ``tir=True`` (every TIR pass event snapshotted, statement by statement);
+- printed: TVM's ``PrintAfterAll`` instead (the pass and the module's text after every pass,
+  into a file), the baseline a user would otherwise run.
 
 Only the compile is timed (making the model, a ``torch.export`` for the PyTorch ones, is not).
-It prints the median compile times, each traced/plain ratio, and beside them the median time
+It prints the median compile times, each traced/plain ratio and the printed one, and beside them the median time
 spent inside the instrument's callbacks (its own seconds), the same ratios in the process's CPU
 time (which other jobs on a shared machine disturb less than wall time), pass events and
 snapshots. Nothing is asserted.
@@ -22,6 +24,7 @@ snapshots. Nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -29,9 +32,10 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+from baselines import print_after_all
 from fresh_process import run_fresh
 
-WAYS = ("plain", "traced", "tir")
+WAYS = ("plain", "traced", "tir", "printed")
 
 
 def child(model: str, way: str, out: str) -> None:
@@ -44,11 +48,15 @@ def child(model: str, way: str, out: str) -> None:
 
     mod = relax_workload(model)
     target = relax_host_target()
-    trace = None if way == "plain" else RelayVizTrace(Path(out) / "trace", tir=way == "tir")
-    started, cpu = time.perf_counter(), time.process_time()
-    with tvm.transform.PassContext(opt_level=3, instruments=[] if trace is None else [trace]):
-        compile_relax(mod, target=target)
-    result: Dict[str, Any] = {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu}
+    trace = None if way in ("plain", "printed") else RelayVizTrace(Path(out) / "trace", tir=way == "tir")
+    instruments: List[Any] = [] if trace is None else [trace]
+    if way == "printed":  # what a user would otherwise run: TVM's PrintAfterAll, into a file
+        instruments.append(print_after_all())
+    with open(Path(out) / "printed.txt", "w") as printed, contextlib.redirect_stdout(printed):
+        started, cpu = time.perf_counter(), time.process_time()
+        with tvm.transform.PassContext(opt_level=3, instruments=instruments):
+            compile_relax(mod, target=target)
+        result: Dict[str, Any] = {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu}
     if trace is not None:
         result.update(instrument=trace.instrument_seconds, events=len(trace.records),
                       snapshots=len(list((Path(out) / "trace" / "snapshots").iterdir())))
@@ -73,7 +81,8 @@ def main() -> None:
     table = Table(title=f"zero pipeline + tvm.compile, llvm, opt_level=3, a fresh process per compile "
                         f"(median of {args.repeat}, alternating)")
     for column in ("model", "events", "plain s", "traced s", "traced/plain", "instrument s", "tir s", "tir/plain",
-                   "instrument (tir) s", "CPU traced/plain", "CPU tir/plain", "snapshots", "snapshots (tir)"):
+                   "instrument (tir) s", "PrintAfterAll/plain", "CPU traced/plain", "CPU tir/plain", "snapshots",
+                   "snapshots (tir)"):
         table.add_column(column, justify="right")
     for name in args.models:
         runs: Dict[str, List[Dict[str, Any]]] = {way: [] for way in WAYS}
@@ -87,6 +96,7 @@ def main() -> None:
         table.add_row(name, str(runs["traced"][-1]["events"]), f"{med('plain'):.2f}", f"{med('traced'):.2f}",
                       f"{med('traced') / med('plain'):.2f}", f"{med('traced', 'instrument'):.2f}",
                       f"{med('tir'):.2f}", f"{med('tir') / med('plain'):.2f}", f"{med('tir', 'instrument'):.2f}",
+                      f"{med('printed') / med('plain'):.2f}",
                       f"{med('traced', 'cpu') / med('plain', 'cpu'):.2f}",
                       f"{med('tir', 'cpu') / med('plain', 'cpu'):.2f}",
                       str(runs["traced"][-1]["snapshots"]), str(runs["tir"][-1]["snapshots"]))

@@ -192,20 +192,15 @@ def _printed(modules: int, into: Path) -> float:
     """The workload's time with TVM's ``PrintAfterAll`` in every pass context (the baseline a
     user would otherwise run: the pass and the module's text after each pass, here into a
     file), put there as ``relayviz run`` puts its instrument: added to each PassContext made.
-    hhb-tvm's TVM predates ``tvm.instrument.PrintAfterAll``: the same two prints stand for it."""
+    """
     import tvm
 
-    @tvm.instrument.pass_instrument
-    class PrintAfterAll:
-        def run_after_pass(self, mod: Any, info: Any) -> None:
-            print(f"After Running Pass: {info}")
-            print(mod)
+    from baselines import print_after_all
 
-    printing = getattr(tvm.instrument, "PrintAfterAll", PrintAfterAll)
     original = tvm.transform.PassContext.__init__
 
     def with_printing(self: Any, *args: Any, **kwargs: Any) -> None:
-        kwargs["instruments"] = [*(kwargs.get("instruments") or ()), printing()]
+        kwargs["instruments"] = [*(kwargs.get("instruments") or ()), print_after_all()]
         original(self, *args, **kwargs)
 
     tvm.transform.PassContext.__init__ = with_printing
