@@ -74,6 +74,7 @@ bench: setup
 	$(PY) benchmarks/bench_serialize.py
 	$(PY) benchmarks/bench_capture.py
 	$(PY) benchmarks/bench_events.py
+	$(PY) benchmarks/bench_small.py --modules 200 --repeat 3
 	$(PY) benchmarks/bench_diff.py
 	$(PY) benchmarks/bench_html.py
 	$(PY) benchmarks/bench_export.py
