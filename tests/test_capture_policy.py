@@ -33,6 +33,14 @@ def _equal(a: Any, b: Any) -> bool:
     return bool(tvm.ir.structural_equal(a, b))
 
 
+class Asked(List[Any]):
+    """``structural_equal`` as the policy's comparison, keeping every pair it was asked about."""
+
+    def __call__(self, a: Any, b: Any) -> bool:
+        self.append((a, b))
+        return _equal(a, b)
+
+
 @pytest.fixture
 def typed_mlp() -> Any:
     mod, _ = tvm.relay.testing.mlp.get_workload(batch_size=1)
@@ -114,14 +122,8 @@ def test_forget_drops_the_ir_objects(typed_mlp) -> None:
 def test_a_sequential_ending_on_a_module_found_equal_before_is_not_compared_again(typed_mlp) -> None:
     """A Sequential whose inner pass returned an equal module: the Sequential's result is that
     module, known equal to the Sequential's input through the inner event, so no third walk."""
-    take = Taker()
-    asked: List[Any] = []
-
-    def counting_equal(a: Any, b: Any) -> bool:
-        asked.append((a, b))
-        return _equal(a, b)
-
-    policy = SnapshotPolicy(take, counting_equal)
+    take, asked = Taker(), Asked()
+    policy = SnapshotPolicy(take, asked)
     outer = policy.before(typed_mlp)  # the Sequential begins
     inner = policy.before(typed_mlp)  # its inner pass receives the same module
     again = relay.transform.InferType()(typed_mlp)  # new function objects, the same program
@@ -140,14 +142,8 @@ def test_a_sequential_ending_on_a_module_found_equal_before_is_not_compared_agai
 def test_a_pass_run_again_on_one_input_finds_it_without_a_comparison(typed_mlp) -> None:
     """TVM's tests and fixed-point loops run a pass again and again on one module: each run's
     input is found among the recent module objects, and only its output is compared."""
-    take = Taker()
-    asked: List[Any] = []
-
-    def counting_equal(a: Any, b: Any) -> bool:
-        asked.append((a, b))
-        return _equal(a, b)
-
-    policy = SnapshotPolicy(take, counting_equal)
+    take, asked = Taker(), Asked()
+    policy = SnapshotPolicy(take, asked)
     first = policy.before(typed_mlp)
     for run in range(6):  # more runs than the recent modules kept: the input stays among them
         before = policy.before(typed_mlp)
