@@ -402,3 +402,38 @@ def test_a_trace_records_one_thread_and_counts_the_events_of_the_others(tmp_path
     assert "bare-worker: 4 " in outside and "compiler-" not in outside
     shown = _shown(tmp_path / "T")
     assert "not recorded" in shown and "bare-worker" in shown
+
+
+#: Tracing started, TVM imported and a module compiled in a worker thread; the main thread stops it.
+STOPPED_ELSEWHERE_SCRIPT = textwrap.dedent("""\
+    import sys
+    import threading
+    from relayviz_instrument import autotrace
+
+    def work():
+        autotrace.start(sys.argv[1])
+        import tvm
+        from tvm import relay
+        x = relay.var("x", shape=(4,))
+        with tvm.transform.PassContext(opt_level=3):
+            relay.transform.InferType()(tvm.IRModule.from_expr(relay.Function([x], relay.add(x, x))))
+
+    worker = threading.Thread(target=work, name="tracer")
+    worker.start()
+    worker.join()
+    trace = autotrace.stop()
+    print(trace.complete, len(trace.records))
+""")
+
+
+def test_a_trace_is_closed_by_whichever_thread_stops_it(tmp_path: Path) -> None:
+    """The thread a trace records need not be the one that stops it (at the process's exit,
+    the main thread): the trace is closed all the same, and nothing in it is lost."""
+    script = tmp_path / "elsewhere.py"
+    script.write_text(STOPPED_ELSEWHERE_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "T")], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == "True 1\n", done.stderr[-3000:]
+    trace = load_trace(tmp_path / "T")
+    assert trace.complete and [r.name for r in trace.records] == ["InferType"]
+    assert trace.records[0].after is not None and trace.records[0].error is None

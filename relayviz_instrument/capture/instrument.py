@@ -237,8 +237,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self._open()
 
     def exit_pass_ctx(self) -> None:
-        if self._in_other_thread():
-            return
+        if not self._in_other_thread():
+            self._exit_context()
+
+    def _exit_context(self) -> None:
+        """Leave one pass context; the trace is closed when the outermost is left."""
         self._entered -= 1
         if self._entered > 0:
             return
@@ -576,8 +579,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         if self._elsewhere:
             self.complete = False
             counts = ", ".join(f"{name}: {n}" for name, n in sorted(self._elsewhere.items()))
-            self.problems.append(f"pass events run in other threads were not recorded (a trace records one "
-                                 f"thread, the first to enter a pass context: {self._owner_name}): {counts}")
+            self.problems.append(f"pass events (and builds) run in other threads were not recorded (a trace "
+                                 f"records one thread, the first to enter a pass context: {self._owner_name}): "
+                                 f"{counts}")
         if self._unseen_in_threads:
             self.complete = False
             counts = ", ".join(f"{name}: {n}" for name, n in sorted(self._unseen_in_threads.items()))

@@ -80,8 +80,10 @@ class ProcessTrace(RelayVizTrace):
             self._sink.context(section.index, parent, facts["opened"], facts["opt_level"])
 
     def exit_pass_ctx(self) -> None:
-        if self._finished or self._in_other_thread():
-            return
+        if not self._finished and not self._in_other_thread():
+            self._exit_context()
+
+    def _exit_context(self) -> None:
         section = self._sections.pop() if self._sections else None
         if self._sections:  # an inner context ends; the trace goes on
             self._entered = len(self._sections)
@@ -91,7 +93,7 @@ class ProcessTrace(RelayVizTrace):
                 self._end_section(section, sys.exc_info()[1])
             return
         self._entered = 1
-        super().exit_pass_ctx()
+        super()._exit_context()
 
     def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
         record = super()._new_record(mod, info)
@@ -154,4 +156,4 @@ class ProcessTrace(RelayVizTrace):
             self._finished = True
             return
         self._sections = self._sections[:1]
-        self.exit_pass_ctx()
+        self._exit_context()  # whichever thread the process ends in
