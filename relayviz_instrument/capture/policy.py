@@ -4,10 +4,11 @@ Most pass events change nothing (83 of the 99 Relay events of a ResNet ``relay.o
 so the policy reuses a snapshot when the module is the same object as one of the last few it
 recorded, or is structurally equal to the module the latest was taken of
 (``tvm.ir.structural_equal``, which ignores variable names, spans and inferred types: a pass
-that only renames variables is recorded as unchanged). One exception: when the previous snapshot lacks inferred types, an equal module
-is serialized again, so that a pass that fills in types (InferType after a rewrite) shows
-them. It never calls ``structural_hash`` or ``save_json``: with bound parameters they hash or
-copy every weight.
+that only renames variables is recorded as unchanged). One exception: when the previous
+snapshot lacks inferred types, an equal module is serialized again, so that a pass that fills
+in types (InferType after a rewrite) shows them. It never calls ``structural_hash`` or
+``save_json``: with bound parameters they hash or copy every weight (and on TVM 0.16 the hash
+ignores the virtual devices PlanDevices sets, which ``structural_equal`` compares).
 
 The policy is plain Python over two callables, so it is tested without a PassContext.
 """
