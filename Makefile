@@ -59,13 +59,16 @@ lint: $(STAMP)
 	$(PY) -m mypy
 
 # The suite runs in both legs (tests that need one IR are skipped, with the reason, in the
-# other); the last lines say how many tests ran in each.
+# other), at the same time, one per core: the Relax leg's output follows the Relay leg's, and
+# the last lines say how many tests ran in each.
 test: setup lint
 	@logs="$$(mktemp -d)"; status=0; \
+	$(PY_RELAX) -m pytest $(PYTEST_ARGS) > "$$logs/relax" 2>&1 & relax=$$!; \
 	echo "== Relay leg ($(VENV)) =="; \
 	$(PY) -m pytest $(PYTEST_ARGS) 2>&1 | tee "$$logs/relay" || status=1; \
+	wait $$relax || status=1; \
 	echo "== Relax leg ($(VENV_RELAX)) =="; \
-	$(PY_RELAX) -m pytest $(PYTEST_ARGS) 2>&1 | tee "$$logs/relax" || status=1; \
+	cat "$$logs/relax"; \
 	PYTHON=$(PY) tools/test-legs-summary "Relay=$$logs/relay" "Relax=$$logs/relax"; \
 	rm -rf "$$logs"; exit $$status
 
