@@ -576,18 +576,10 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     def _finish(self) -> None:
         self._finished = True
         _OPEN.discard(self)
-        if self._elsewhere:
+        missed = self._threads_missed()
+        if missed:
             self.complete = False
-            counts = ", ".join(f"{name}: {n}" for name, n in sorted(self._elsewhere.items()))
-            self.problems.append(f"pass events (and builds) run in other threads were not recorded (a trace "
-                                 f"records one thread, the first to enter a pass context: {self._owner_name}): "
-                                 f"{counts}")
-        if self._unseen_in_threads:
-            self.complete = False
-            counts = ", ".join(f"{name}: {n}" for name, n in sorted(self._unseen_in_threads.items()))
-            self.problems.append(f"passes run outside any pass context in other threads than {self._owner_name} "
-                                 f"cannot be seen (TVM's default context is one per thread): {counts} "
-                                 f"(passes called from Python, each with the passes inside it)")
+            self.problems.extend(missed)
         if self._sink is not None:
             try:
                 self._sink.close(complete=self.complete, problems=self.problems, events=len(self.records),
@@ -600,6 +592,20 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                     self._fail(exc, "(closing the trace)")
         # Keep the sink for reading snapshots back; drop everything that pins IR objects.
         self._release()
+
+    def _threads_missed(self) -> List[str]:
+        """What the trace misses of other threads (see ``_in_other_thread``), as problems."""
+        missed = []
+        for counted, what in (
+                (self._elsewhere, "pass events (and builds) run in other threads were not recorded (a trace records "
+                                  "one thread, the first to enter a pass context: {owner})"),
+                (self._unseen_in_threads, "passes run outside any pass context in other threads than {owner} cannot "
+                                          "be seen (TVM's default context is one per thread), counted as Python "
+                                          "called them, each with the passes inside it")):
+            if counted:
+                counts = ", ".join(f"{name}: {n}" for name, n in sorted(counted.items()))
+                missed.append(f"{what.format(owner=self._owner_name)}: {counts}")
+        return missed
 
     def _release(self) -> None:
         self._serializers = {}
