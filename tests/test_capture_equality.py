@@ -156,3 +156,18 @@ def test_a_module_found_equal_takes_its_dialect_from_the_module_it_equals() -> N
     other, fresh = _rebuilt(mod), ModuleReader()
     fresh.alias(other, mod)
     assert fresh.facts(other)._ir is None and fresh.facts(other).ir == "relax"
+
+
+@needs_relax
+def test_the_facts_of_a_module_used_again_and_again_stay_read() -> None:
+    """A pass run again and again on one input: each run's output is a new module, and the
+    input's facts, used by every run, are not pushed out by them and read again."""
+    from relayviz_instrument.capture.equality import ModuleReader
+
+    mod = relax_workload("mlp")
+    reader = ModuleReader(keep=2)
+    first = reader.facts(mod)
+    for _ in range(3):
+        reader.facts(_rebuilt(mod))  # one run's output
+        assert reader.facts(mod) is first  # the next run's input
+    assert reader.facts(_rebuilt(mod)) is not first

@@ -56,9 +56,9 @@ class ModuleFacts:
 
     __slots__ = ("mod", "_ir", "_pairs", "_attrs", "_functions", "_types", "_names")
 
-    def __init__(self, mod: tvm.IRModule, *, ir: Optional[str] = None) -> None:
+    def __init__(self, mod: tvm.IRModule) -> None:
         self.mod = mod
-        self._ir = ir
+        self._ir: Optional[str] = None
         self._pairs: Optional[List[Tuple[Any, Any]]] = None
         self._attrs: Any = _UNREAD
         self._functions: Optional[Dict[int, int]] = None
@@ -118,7 +118,9 @@ class ModuleReader:
 
     The module a pass returns is usually the one the next pass receives, and a module is
     compared twice (as one event's output and the next one's input): the facts of the last
-    few module objects are kept, with the objects themselves, until :meth:`forget`.
+    few module objects used are kept, with the objects themselves, until :meth:`forget` (a
+    pass run again and again on one input keeps that input's facts, as the snapshot policy
+    keeps its snapshot).
     """
 
     def __init__(self, keep: int = 4) -> None:
@@ -126,15 +128,15 @@ class ModuleReader:
         self._recent: Dict[int, ModuleFacts] = {}
 
     def facts(self, mod: tvm.IRModule) -> ModuleFacts:
-        """The facts of ``mod``, read now unless they are among the last few read."""
+        """The facts of ``mod``, read now unless they are among the last few used."""
         key = object_key(mod)
-        found = self._recent.get(key)
+        found = self._recent.pop(key, None)
         if found is None:
             found = ModuleFacts(mod)
-            if self._keep:
-                if len(self._recent) >= self._keep:
-                    del self._recent[next(iter(self._recent))]  # the oldest
-                self._recent[key] = found
+            if len(self._recent) >= self._keep > 0:
+                del self._recent[next(iter(self._recent))]  # the least recently used
+        if self._keep:
+            self._recent[key] = found  # the most recently used, last
         return found
 
     def alias(self, mod: tvm.IRModule, like: tvm.IRModule) -> None:
