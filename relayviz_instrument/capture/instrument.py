@@ -34,6 +34,7 @@ import threading
 import time
 import warnings
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -158,9 +159,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         #: other threads, not recorded, by thread name.
         self._owner: Optional[int] = None
         self._owner_name = ""
-        self._elsewhere: Dict[str, int] = {}
+        self._elsewhere: Counter[str] = Counter()
         #: Passes other threads ran where no instrument sees them (a process trace counts them).
-        self._unseen_in_threads: Dict[str, int] = {}
+        self._unseen_in_threads: Counter[str] = Counter()
         super().__init__()
 
     # -- comparing (``assert trace == relayviz_snapshot``) -------------------------------------
@@ -342,8 +343,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self._owner, self._owner_name = ident, threading.current_thread().name
             return False
         if event:
-            name = threading.current_thread().name
-            self._elsewhere[name] = self._elsewhere.get(name, 0) + 1
+            self._elsewhere[threading.current_thread().name] += 1
         return True
 
     def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:

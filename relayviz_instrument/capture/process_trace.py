@@ -138,8 +138,7 @@ class ProcessTrace(RelayVizTrace):
         if self._owner is None or threading.get_ident() == self._owner or self._finished:
             return
         if not in_traced_context():
-            name = threading.current_thread().name
-            self._unseen_in_threads[name] = self._unseen_in_threads.get(name, 0) + 1
+            self._unseen_in_threads[threading.current_thread().name] += 1
 
     def note_unseen(self, what: str) -> None:
         """Say in the trace (its problems, once per text) that something was not recorded."""
