@@ -188,16 +188,17 @@ def test_a_real_sigint_mid_build_leaves_a_readable_trace_whatever_tvm_does(lines
     out, err = child.communicate(timeout=300)
     loaded = load_trace(tmp_path / "t")
     begun, ended = _begun_and_ended(tmp_path / "t")
+    said = f"exit {child.returncode}; stdout {out!r}; trace problems {loaded.problems}; stderr ends {err[-3000:]}"
     if child.returncode == 0:  # TVM dropped the interrupt and built: a whole, complete trace
-        assert out.strip() == "BUILT" and loaded.complete and begun == ended
+        assert out.strip() == "BUILT" and loaded.complete and begun == ended, said
     elif child.returncode == 130:  # it landed in the instrument: carried through TVM
-        assert out.strip() == "INTERRUPTED" and begun == ended
-        assert not loaded.complete and any("interrupted" in p for p in loaded.problems)
+        assert out.strip() == "INTERRUPTED" and begun == ended, said
+        assert not loaded.complete and any("interrupted" in p for p in loaded.problems), said
     elif child.returncode == 1:  # TVM dropped it where a value was due, and failed on that
-        assert "Traceback" in err and begun == ended and loaded.failed is not None
+        assert "Traceback" in err and begun == ended and loaded.failed is not None, said
     else:  # TVM crashed: what was flushed is read, and the running pass named
-        assert child.returncode < 0, err[-2000:]
-        assert not loaded.complete and loaded.failed is not None and begun - ended
+        assert child.returncode < 0, said
+        assert not loaded.complete and loaded.failed is not None and begun - ended, said
     assert "pass events" in _show(tmp_path / "t")
 
 
