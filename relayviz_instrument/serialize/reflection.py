@@ -114,27 +114,58 @@ _NODE_GET_ATTR = _node_get_attr()
 #: Reads one reflected field of a TVM object, as ``getattr(obj, name)`` does, without the
 #: failed Python lookup first on TVMs before 0.20. Only for fields, never for properties.
 field: Callable[[Any, str], Any] = _NODE_GET_ATTR if _NODE_GET_ATTR is not None else getattr
-_ARRAY_API = getattr(tvm.runtime, "_ffi_api", None) if _NODE_GET_ATTR is not None else None
+
+def _array_api() -> Any:
+    """Where ``ArraySize`` and ``ArrayGetItem`` are registered: ``tvm.runtime._ffi_api`` before
+    TVM 0.20, tvm-ffi's own ``_ffi_api`` after."""
+    ffi = _tvm_ffi()
+    if ffi is None:
+        return getattr(tvm.runtime, "_ffi_api", None)
+    try:
+        from tvm_ffi import _ffi_api
+    except ImportError:
+        return None
+    return _ffi_api
+
+
+_ARRAY_API = _array_api()
 _ARRAY_SIZE: Any = getattr(_ARRAY_API, "ArraySize", None)
 _ARRAY_ITEM: Any = getattr(_ARRAY_API, "ArrayGetItem", None)
 
 
 def items(array: Any) -> List[Any]:
-    """The elements of a TVM ``Array``, as ``list(array)`` gives them. Before TVM 0.20 an
-    Array has no iterator: ``list()`` asks for its size again with every element and stops
-    on a raised IndexError; here the size is asked once."""
+    """The elements of a TVM ``Array``, as ``list(array)`` gives them, the size asked once and
+    each element read by one call into TVM. Before TVM 0.20 an Array has no iterator: ``list()``
+    asks for its size again with every element and stops on a raised IndexError. tvm-ffi's
+    iterator (TVM 0.2x) asks for the size with every element too, and checks the index in
+    Python: three times the cost, most of a Relax snapshot's time."""
     if _ARRAY_ITEM is None or not isinstance(array, ARRAY):
         return list(array)
     return [_ARRAY_ITEM(array, i) for i in range(_ARRAY_SIZE(array))]
 
 
-_MAP_ITEMS: Any = getattr(_ARRAY_API, "MapItems", None)
+_MAP_ITEMS: Any = getattr(_ARRAY_API, "MapItems", None) if _NODE_GET_ATTR is not None else None
+#: tvm-ffi's iterator over a Map (TVM 0.2x): ``step(0)`` the key, ``step(1)`` the value,
+#: ``step(2)`` moves on and tells whether there is more.
+_MAP_ITER: Any = getattr(_ARRAY_API, "MapForwardIterFunctor", None) if _NODE_GET_ATTR is None else None
 
 
 def map_items(mapping: Any) -> List[Tuple[Any, Any]]:
     """The ``(key, value)`` pairs of a TVM ``Map`` (a module's functions), as ``items()``
     gives them. Before TVM 0.20 ``items()`` reads each element through Python's slow
-    item lookup; here the flat array of keys and values is read by index."""
+    item lookup; here the flat array of keys and values is read by index. On tvm-ffi (TVM
+    0.2x) the map's own iterator is driven directly, without the generator and views
+    ``items()`` wraps it in (a module's functions are read at every pass event)."""
+    if _MAP_ITER is not None and isinstance(mapping, MAP):
+        size = len(mapping)
+        out = []
+        if size:
+            step = _MAP_ITER(mapping)
+            for _ in range(size):
+                out.append((step(0), step(1)))  # the key, the value; then step(2) moves on
+                if not step(2):
+                    break
+        return out
     if _MAP_ITEMS is None or _ARRAY_ITEM is None:
         return list(mapping.items())
     flat = _MAP_ITEMS(mapping)

@@ -30,7 +30,7 @@ from . import nodes
 from .attributes import attr_value, attrs_to_json
 from .cache import GenerationalCache
 from .nodes import leaf, typed
-from .reflection import type_key
+from .reflection import items, type_key
 from .tensors import scalar_json
 from .tir import TirSerializer
 from .tir_text import dim_value, prim_dtype
@@ -69,7 +69,7 @@ def relax_type(ty: Any) -> Optional[Dict[str, Any]]:
         shape = getattr(ty, "shape", None)
         ndim = int(getattr(ty, "ndim", -1))
         if shape is not None and type(shape).__name__ == "ShapeExpr":
-            out: Dict[str, Any] = {"dtype": dtype, "shape": [dim_value(v) for v in shape.values]}
+            out: Dict[str, Any] = {"dtype": dtype, "shape": [dim_value(v) for v in items(shape.values)]}
         elif ndim >= 0:
             out = {"dtype": dtype, "shape": ["?"] * ndim}
         else:
@@ -81,10 +81,10 @@ def relax_type(ty: Any) -> Optional[Dict[str, Any]]:
     if name in ("ShapeStructInfo", "ShapeType"):
         values = getattr(ty, "values", None)
         if values is not None:
-            return {"kind": "shape", "values": [dim_value(v) for v in values]}
+            return {"kind": "shape", "values": [dim_value(v) for v in items(values)]}
         return {"kind": "shape", "ndim": int(ty.ndim)}
     if name in ("TupleStructInfo", "TupleType"):
-        return {"kind": "tuple", "fields": [relax_type(f) for f in ty.fields]}
+        return {"kind": "tuple", "fields": [relax_type(f) for f in items(ty.fields)]}
     if name in ("ObjectStructInfo", "AnyType", "ObjectType"):
         return {"kind": "object"}
     if name == "PrimStructInfo":
@@ -98,7 +98,7 @@ def relax_type(ty: Any) -> Optional[Dict[str, Any]]:
         ret = relax_type(ty.ret)
         if ty.params is None:
             return {"kind": "callable", "ret": ret}
-        func: Dict[str, Any] = {"kind": "func", "params": [relax_type(p) for p in ty.params], "ret": ret}
+        func: Dict[str, Any] = {"kind": "func", "params": [relax_type(p) for p in items(ty.params)], "ret": ret}
         if hasattr(ty, "purity"):
             func["pure"] = bool(ty.purity)
         return func
@@ -132,9 +132,9 @@ class RelaxSerializer:
         self.full_values = full_values
         self.small_elements = small_elements
         self.tir = TirSerializer(tir_bodies=tir_bodies)
-        self._writer = DocumentWriter("relax")
+        self._writer = DocumentWriter("relax", replay=True)
         self._writer.embed(self.tir)
-        self._expansions: GenerationalCache[Expansion] = self._writer.cache()
+        self._expansions: GenerationalCache[Expansion] = self._writer.cache(by_node=True)
         self._types: GenerationalCache[Any] = self._writer.cache()
         self._attrs: GenerationalCache[Dict[str, Any]] = self._writer.cache()
         self._tensors: GenerationalCache[Tuple[Any, str]] = self._writer.cache()
@@ -206,7 +206,7 @@ class RelaxSerializer:
             node["attrs"] = self._attrs_of(func.attrs)
         if hasattr(func, "is_pure"):
             node["pure"] = bool(func.is_pure)
-        return nodes.function(list(func.params), func.body, node)
+        return nodes.function(items(func.params), func.body, node)
 
     def _extern_func(self, func: Any) -> Expansion:
         return leaf(typed({"node_kind": "ExternFunc", "global_symbol": str(func.global_symbol)}, self.type_of(func)))
@@ -222,13 +222,13 @@ class RelaxSerializer:
         return leaf(node)
 
     def _call(self, call: Any) -> Expansion:
-        op, args, ty = call.op, list(call.args), self.type_of(call)
+        op, args, ty = call.op, items(call.args), self.type_of(call)
         type_args = getattr(call, "sinfo_args", None)
         if type_args is None:
             type_args = getattr(call, "ty_args", None)
         extra: Dict[str, Any] = {}
         if type_args is not None and len(type_args):
-            extra["sinfo_args"] = [self._converted_type(t) for t in type_args]
+            extra["sinfo_args"] = [self._converted_type(t) for t in items(type_args)]
         if type(op).__name__ == "Op":
             name = str(op.name)
             jattrs = None if call.attrs is None else self._attrs_of(call.attrs)
@@ -254,7 +254,7 @@ class RelaxSerializer:
         return nodes.constant(self._tensors, data, self.full_values, self.small_elements)
 
     def _tuple(self, tup: Any) -> Expansion:
-        return nodes.tuple_node(list(tup.fields), self.type_of(tup))
+        return nodes.tuple_node(items(tup.fields), self.type_of(tup))
 
     def _tuple_get_item(self, tgi: Any) -> Expansion:
         index, ty = int(tgi.index), self.type_of(tgi)
@@ -264,13 +264,13 @@ class RelaxSerializer:
         return nodes.if_node(ite.cond, ite.true_branch, ite.false_branch, self.type_of(ite))
 
     def _seq_expr(self, seq: Any) -> Expansion:
-        blocks, ty = list(seq.blocks), self.type_of(seq)
+        blocks, ty = items(seq.blocks), self.type_of(seq)
         return Expansion(blocks + [seq.body], lambda walk, ids: typed(
             {"node_kind": "SeqExpr", "blocks": ids[:-1], "body": ids[-1]}, ty))
 
     def _block(self, block: Any) -> Expansion:
         kind = type(block).__name__
-        return Expansion(list(block.bindings), lambda walk, ids: {"node_kind": kind, "bindings": ids})
+        return Expansion(items(block.bindings), lambda walk, ids: {"node_kind": kind, "bindings": ids})
 
     def _var_binding(self, binding: Any) -> Expansion:
         return Expansion([binding.var, binding.value], lambda walk, ids: {
@@ -285,7 +285,7 @@ class RelaxSerializer:
             "node_kind": "MatchCast", "var": ids[0], "value": ids[1], "type": ty})
 
     def _shape_expr(self, shape: Any) -> Expansion:
-        return leaf(typed({"node_kind": "ShapeExpr", "values": [dim_value(v) for v in shape.values]},
+        return leaf(typed({"node_kind": "ShapeExpr", "values": [dim_value(v) for v in items(shape.values)]},
                           self.type_of(shape)))
 
     def _prim_value(self, prim: Any) -> Expansion:
