@@ -20,7 +20,7 @@ from .document import (FORMAT, SMALL_TENSOR_ELEMENTS, VERSION, Document, Node, d
                        new_document)
 from .kinds import (CALLABLE_KINDS, EXPR_KINDS, FUNCTION_KINDS, INFERRED_TYPE_KINDS, NODE_KINDS, PATTERN_KINDS,
                     Field, FieldKind, NodeKind, labelled_references, reference_field_names, references,
-                    topological_order)
+                    renumbered, topological_order)
 from .schema import SCHEMA_PATH, json_schema
 from .loading import ValidationReport, load, loads, validate
 
@@ -44,6 +44,7 @@ __all__ = [
     "digest_bytes",
     "digest_parts",
     "references",
+    "renumbered",
     "reference_field_names",
     "labelled_references",
     "topological_order",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "FieldKind",
@@ -28,6 +28,7 @@ __all__ = [
     "TYPE_KINDS",
     "INFERRED_TYPE_KINDS",
     "references",
+    "renumbered",
     "reference_field_names",
     "labelled_references",
     "topological_order",
@@ -397,6 +398,24 @@ def references(node: Mapping[str, Any]) -> List[int]:
             out.extend(value)
         else:
             out.extend(value[k] for k in sorted(value))
+    return out
+
+
+def renumbered(node: Mapping[str, Any], move: Callable[[int], int]) -> Dict[str, Any]:
+    """A copy of ``node`` whose references are ``move(id)`` of what they were (the node moved
+    to another document). Nodes of unknown kinds are copied as they are: they refer to none."""
+    out = dict(node)
+    kind = node.get("node_kind")
+    for name, mode in _REF_FIELDS.get(kind, ()) if isinstance(kind, str) else ():
+        value = node.get(name)
+        if value is None:
+            continue
+        if mode == 0:
+            out[name] = move(value)
+        elif mode == 1:
+            out[name] = [move(v) for v in value]
+        else:
+            out[name] = {k: move(v) for k, v in value.items()}
     return out
 
 

@@ -6,7 +6,7 @@ snapshot reappear in the next one; what was read from them is kept and not read 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Generic, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
 
 from .reflection import object_key
 
@@ -60,6 +60,16 @@ class GenerationalCache(Generic[V]):
     def store(self, key: int, obj: Any, value: V) -> None:
         """Remember ``value`` for ``obj`` (whose object_key is ``key``) in this snapshot."""
         self._current[key] = (obj, None, value)
+
+    def keep(self, keys: List[Any]) -> None:
+        """Count the entries under ``keys`` as used by this snapshot (objects a walk copied
+        from the last document without reading them): they live on for the next one."""
+        current, previous = self._current, self._previous
+        for key in keys:
+            if key not in current:
+                hit = previous.pop(key, None)
+                if hit is not None:
+                    current[key] = hit
 
     def rotate(self) -> None:
         """Start a new snapshot: keep only what the snapshot just finished used."""

@@ -95,8 +95,8 @@ class TirSerializer:
     def __init__(self, *, full_values: bool = False, small_elements: int = SMALL_TENSOR_ELEMENTS,
                  tir_bodies: bool = True) -> None:
         self.tir_bodies = tir_bodies
-        self._writer = DocumentWriter("tir")
-        self._expansions: GenerationalCache[Expansion] = self._writer.cache()
+        self._writer = DocumentWriter("tir", replay=True)
+        self._expansions: GenerationalCache[Expansion] = self._writer.cache(by_node=True)
         self._texts: GenerationalCache[str] = self._writer.cache()
         #: The text of sub-expressions, for :func:`~relayviz_instrument.serialize.tir_text.prim_text`.
         self._subtexts: GenerationalCache[str] = self._writer.cache()
@@ -132,6 +132,10 @@ class TirSerializer:
     def rotate(self) -> None:
         """Start a new snapshot (a serializer that embeds this one rotates it with its own)."""
         self._writer.rotate()
+
+    def keep(self, keys: List[Any]) -> None:
+        """Keep what was read of the objects ``keys`` (a walk that embeds this one replayed them)."""
+        self._writer.keep(keys)
 
     def expansion(self, obj: Any, key: int) -> Expansion:
         """What to write for one TIR object (cached by identity for two snapshots)."""
@@ -211,15 +215,15 @@ class TirSerializer:
             "node_kind": "Block", "name": str(block.name_hint),
             "iter_vars": [{"name": str(iv.var.name), "kind": _ITER_TYPES.get(int(iv.iter_type), str(iv.iter_type)),
                            "min": self.text(iv.dom.min), "extent": self.text(iv.dom.extent)}
-                          for iv in block.iter_vars],
-            "reads": [self._region(r) for r in block.reads],
-            "writes": [self._region(r) for r in block.writes],
+                          for iv in items(block.iter_vars)],
+            "reads": [self._region(r) for r in items(block.reads)],
+            "writes": [self._region(r) for r in items(block.writes)],
         }
         if len(block.alloc_buffers):
-            node["alloc_buffers"] = [buffer_json(b) for b in block.alloc_buffers]
+            node["alloc_buffers"] = [buffer_json(b) for b in items(block.alloc_buffers)]
         if len(block.match_buffers):
             node["match_buffers"] = [{"buffer": str(m.buffer.name), "source": self._region(m.source)}
-                                     for m in block.match_buffers]
+                                     for m in items(block.match_buffers)]
         if block.annotations is not None and len(block.annotations):
             node["annotations"] = self.attrs_of(block.annotations)
         init = block.init
@@ -233,7 +237,8 @@ class TirSerializer:
         return Expansion(children, build)
 
     def _block_realize(self, realize: Any) -> Expansion:
-        node: Dict[str, Any] = {"node_kind": "BlockRealize", "iter_values": [self.text(v) for v in realize.iter_values]}
+        node: Dict[str, Any] = {"node_kind": "BlockRealize",
+                                "iter_values": [self.text(v) for v in items(realize.iter_values)]}
         predicate = self.text(realize.predicate)
         if predicate not in (True, 1, "True"):
             node["predicate"] = predicate
@@ -281,7 +286,7 @@ class TirSerializer:
             node: Dict[str, Any] = {"node_kind": "Allocate", **buffer_json(buffer)}
         else:  # TVM <= 0.19's Allocate: a data variable, its dtype and extents
             node = {"node_kind": "Allocate", "name": str(stmt.buffer_var.name), "dtype": str(stmt.dtype),
-                    "shape": [dim_value(e) for e in stmt.extents]}
+                    "shape": [dim_value(e) for e in items(stmt.extents)]}
             scope = getattr(optional_field(stmt.buffer_var, "type_annotation"), "storage_scope", "")
             if scope and scope != "global":
                 node["scope"] = str(scope)
@@ -292,7 +297,7 @@ class TirSerializer:
     def _realize(self, stmt: Any) -> Expansion:
         # TVM <= 0.19, before storage flattening: a buffer region made real around a body.
         node = {"node_kind": "Allocate", **buffer_json(stmt.buffer),
-                "shape": [self.text(r.extent) for r in stmt.bounds], "realize": True}
+                "shape": [self.text(r.extent) for r in items(stmt.bounds)], "realize": True}
         return _with_body(node, stmt.body)
 
     def _evaluate(self, stmt: Any) -> Expansion:

@@ -7,6 +7,15 @@ limit) and post-order, children in field order, so node ids are a topological or
 depends only on the IR: the same module gives the same document in every process. An object
 reached twice (a sub-expression shared in the IR) is one node referenced twice.
 
+A walk can replay the one before it (``Walk(expand, previous=...)``, for dialects whose IR
+objects never change once made: Relax and TIR). Post-order makes the nodes an object's visit
+created one run of ids, its *segment*. When the next snapshot reaches the same object again
+(most of a module outlives a pass), its segment is copied over, renumbered, instead of walked:
+exactly what walking it would write, which is checked first. The objects the segment refers to
+from outside must have nodes in the new document already, and none of the objects and shared
+nodes made inside it may have one yet (else a walk would refer to those, not make new ones).
+Where either fails, the object is walked as usual and its parts may replay.
+
 :class:`DocumentWriter` holds the loops around the walk, the same for every dialect: a
 module's functions by name, or one expression, into one document; then the serializer's
 caches move on by one snapshot.
@@ -16,11 +25,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar
 
-from ..format import Document, new_document
+from ..format import Document, new_document, renumbered
 from .cache import GenerationalCache
 from .reflection import field, map_items, object_key
 
-__all__ = ["Expansion", "Walk", "DocumentWriter"]
+__all__ = ["Expansion", "Walk", "DocumentWriter", "Embedded"]
 
 V = TypeVar("V")
 Expand = Callable[[Any, int], "Expansion"]
@@ -43,43 +52,76 @@ class Walk:
     """The state of one document: its nodes and the id of every object already written.
 
     ``expand(obj, key)`` gives an object's :class:`Expansion` (``key``: its object_key), usually
-    from a cache that outlives the walk.
+    from a cache that outlives the walk. ``previous``: the walk of the last document of the
+    same IR, whose segments this one may replay (see the module docstring); ``replayed`` is
+    told the identities of the objects copied so (the serializer keeps what it read of them).
+    ``replayable``: note the segments, for the next walk to replay.
     """
 
-    def __init__(self, expand: Expand) -> None:
+    #: The fewest nodes a segment must hold to be replayed rather than walked again.
+    REPLAY_FROM = 3
+
+    def __init__(self, expand: Expand, previous: "Optional[Walk]" = None,
+                 replayed: Optional[Callable[[List[Any]], None]] = None, *, replayable: bool = False) -> None:
         self.expand = expand
         self.nodes: List[Dict[str, Any]] = []
         self.memo: Dict[int, int] = {}
         #: Module-level functions by object key -> their global name (set by ``DocumentWriter.module``).
         self.names: Dict[int, str] = {}
         self._shared: Dict[Hashable, int] = {}
+        #: What each node stands for: the object_key of the object it was written for, or
+        #: ``(_SHARED, key)`` for a node written once per document under ``key``.
+        self.identities: List[Any] = []
+        #: The segment of each object written with children: the object (held, so that its
+        #: address is not reused), its first node, the node after its last, and its own node.
+        self.segments: Dict[int, Tuple[Any, int, int, int]] = {}
+        self._previous = previous
+        self._replayed = replayed
+        self._replayable = replayable
+        #: How many nodes were copied from the previous walk rather than walked.
+        self.replayed = 0
 
-    def add(self, node: Dict[str, Any]) -> int:
-        """Append ``node`` to the document; return its id."""
+    def add(self, node: Dict[str, Any], identity: Any = None) -> int:
+        """Append ``node`` to the document; return its id. ``identity``: the object_key of the
+        object it stands for (none: the node is never replayed)."""
         self.nodes.append(node)
+        self.identities.append(identity)
         return len(self.nodes) - 1
 
     def visit(self, root: Any) -> int:
         """Write ``root`` and everything it reaches, children first; return its node id."""
         memo = self.memo
-        stack: List[Tuple[Any, int, Expand, Optional[Tuple[List[int], Expansion]]]] = [
+        previous = self._previous
+        stack: List[Tuple[Any, int, Expand, Optional[Tuple[List[int], Expansion, int]]]] = [
             (root, object_key(root), self.expand, None)]
         while stack:
             obj, key, expand, pending = stack.pop()
             if key in memo:
                 continue
             if pending is None:
+                if previous is not None:
+                    segment = previous.segments.get(key)
+                    if segment is not None and segment[2] - segment[1] >= self.REPLAY_FROM:
+                        replayed = self._replay(previous, segment)
+                        if replayed is not None:
+                            memo[key] = replayed
+                            continue
                 exp = expand(obj, key)
                 keys = [object_key(c) for c in exp.children]
-                stack.append((obj, key, expand, (keys, exp)))
+                stack.append((obj, key, expand, (keys, exp, len(self.nodes))))
                 inner = exp.expand or expand
                 for child, ckey in zip(reversed(exp.children), reversed(keys)):
                     if ckey not in memo:
                         stack.append((child, ckey, inner, None))
             else:
-                keys, exp = pending
+                keys, exp, start = pending
                 built = exp.build(self, [memo[k] for k in keys])
-                memo[key] = built if isinstance(built, int) else self.add(built)
+                if isinstance(built, int):
+                    memo[key] = built
+                else:
+                    nid = memo[key] = self.add(built, key)
+                    if keys and self._replayable:
+                        self.segments[key] = (obj, start, nid + 1, nid)
         return memo[object_key(root)]
 
     def shared(self, key: Hashable, make: Callable[[], Dict[str, Any]]) -> int:
@@ -88,8 +130,65 @@ class Walk:
         with its call attributes, a global, a TIR constant) are written once per document."""
         nid = self._shared.get(key)
         if nid is None:
-            nid = self._shared[key] = self.add(make())
+            nid = self._shared[key] = self.add(make(), (_SHARED, key))
         return nid
+
+    def _replay(self, previous: "Walk", segment: Tuple[Any, int, int, int]) -> Optional[int]:
+        """Copy ``segment`` of ``previous`` into this document, renumbered, if that is exactly
+        what walking its object here would write (see the module docstring); its root's new id,
+        or None (nothing is written)."""
+        _, start, end, root = segment
+        memo, shared, names = self.memo, self._shared, self.names
+        identities = previous.identities
+        inside = identities[start:end]
+        for identity in inside:
+            if type(identity) is tuple:
+                if identity[1] in shared:
+                    return None
+            elif identity in memo or names.get(identity) != previous.names.get(identity):
+                return None  # written already here; or a function its module now names otherwise
+        offset = len(self.nodes) - start
+        outside: Dict[int, int] = {}
+
+        def move(ref: int) -> int:
+            if ref >= start:
+                return ref + offset
+            found = outside.get(ref)
+            if found is None:
+                identity = identities[ref]
+                found = shared.get(identity[1]) if type(identity) is tuple else memo.get(identity)
+                if found is None:
+                    raise _NotHere
+                outside[ref] = found
+            return found
+
+        try:
+            copied = [renumbered(node, move) for node in previous.nodes[start:end]]
+        except _NotHere:
+            return None
+        self.nodes.extend(copied)
+        self.identities.extend(inside)
+        self.replayed += len(copied)
+        if self._replayed is not None:
+            self._replayed(inside)
+        segments = previous.segments
+        for i, identity in enumerate(inside, start + offset):
+            if type(identity) is tuple:
+                shared[identity[1]] = i
+            elif identity is not None:
+                memo[identity] = i
+                inner = segments.get(identity)
+                if inner is not None:  # replayable again from here, next time
+                    self.segments[identity] = (inner[0], inner[1] + offset, inner[2] + offset, inner[3] + offset)
+        return root + offset
+
+
+#: Marks the identity of a shared node (see ``Walk.identities``).
+_SHARED = object()
+
+
+class _NotHere(Exception):
+    """A segment refers to a node this document does not have (yet)."""
 
 
 class Rotating(Protocol):
@@ -100,6 +199,14 @@ class Rotating(Protocol):
         ...
 
 
+class Embedded(Rotating, Protocol):
+    """A serializer embedded in another's walk (TIR inside Relax)."""
+
+    def keep(self, keys: List[Any]) -> None:
+        """Keep what its caches by node hold of ``keys`` (see :meth:`DocumentWriter.keep`)."""
+        ...
+
+
 class DocumentWriter:
     """The loops of one dialect's serializer: a module or an expression walked into a document.
 
@@ -107,22 +214,39 @@ class DocumentWriter:
     object (see :class:`Walk`), passed with each call: the writer belongs to the serializer
     and does not refer back to it. The caches the serializer makes with :meth:`cache` (and
     the serializers it embeds, :meth:`embed`) start a new snapshot after each document, so
-    that each one holds what the last two snapshots used.
+    that each one holds what the last two snapshots used. With ``replay``, each walk may copy
+    what the one before it wrote for the same objects, and holds that walk until the next one.
     """
 
-    def __init__(self, ir: str) -> None:
+    def __init__(self, ir: str, *, replay: bool = False) -> None:
         self.ir = ir
         self._rotating: List[Rotating] = []
+        #: Whether a walk replays the last one (see :class:`Walk`): only for IR whose objects
+        #: never change once made (Relax, TIR); Relay's type inference fills in types in place.
+        self.replay = replay
+        self._last: Optional[Walk] = None
+        self._by_node: List[Any] = []
 
-    def cache(self) -> GenerationalCache[V]:
-        """A new cache by object identity that lives for two snapshots of this writer."""
+    def cache(self, *, by_node: bool = False) -> GenerationalCache[V]:
+        """A new cache by object identity that lives for two snapshots of this writer.
+        ``by_node``: it is keyed by the objects that nodes stand for (the expansions), and what
+        a walk replays is kept in it as if it had been read again."""
         cache: GenerationalCache[V] = GenerationalCache()
         self._rotating.append(cache)
+        if by_node:
+            self._by_node.append(cache)
         return cache
 
-    def embed(self, other: Rotating) -> None:
-        """Rotate ``other`` with this writer's caches (the TIR serializer inside Relax's)."""
+    def keep(self, keys: List[Any]) -> None:
+        """Keep the entries of ``keys`` in the caches by node (and the embedded writers')."""
+        for cache in self._by_node:
+            cache.keep(keys)
+
+    def embed(self, other: "Embedded") -> None:
+        """Rotate ``other`` with this writer's caches (the TIR serializer inside Relax's), and
+        keep what its caches by node hold of the objects a walk replays."""
         self._rotating.append(other)
+        self._by_node.append(other)
 
     def rotate(self) -> None:
         """Start a new snapshot in every cache."""
@@ -132,18 +256,35 @@ class DocumentWriter:
     def module(self, mod: Any, expand: Expand, **fields: Any) -> Document:
         """The document of every function of the ``IRModule`` ``mod``, sorted by name (the
         root's ``functions``), with the further root ``fields`` that are not ``None``."""
-        walk = Walk(expand)
+        walk = self._walk(expand)
         functions: Dict[str, int] = {}
         for name, func in sorted((str(field(gvar, "name_hint")), func)
                                  for gvar, func in map_items(field(mod, "functions"))):
             walk.names[object_key(func)] = name
             functions[name] = walk.visit(func)
-        self.rotate()
+        self._done(walk)
         return new_document(walk.nodes, ir=self.ir, functions=functions, **fields)
 
     def expr(self, obj: Any, expand: Expand) -> Document:
         """The document of one function, expression or statement; the root's ``root`` names its node."""
-        walk = Walk(expand)
+        walk = self._walk(expand)
         root = walk.visit(obj)
-        self.rotate()
+        self._done(walk)
         return new_document(walk.nodes, ir=self.ir, root=root)
+
+    def forget(self) -> None:
+        """Drop the last walk (and the IR objects it holds)."""
+        self._last = None
+
+    @property
+    def last_replayed(self) -> int:
+        """How many nodes of the last document were copied from the one before (see :class:`Walk`)."""
+        return self._last.replayed if self._last is not None else 0
+
+    def _walk(self, expand: Expand) -> Walk:
+        return Walk(expand, self._last, self.keep if self._by_node else None, replayable=self.replay)
+
+    def _done(self, walk: Walk) -> None:
+        """After a document: the caches move on; the walk is kept to be replayed."""
+        self.rotate()
+        self._last = walk if self.replay else None
