@@ -72,9 +72,13 @@ class Walk:
         #: What each node stands for: the object_key of the object it was written for, or
         #: ``(_SHARED, key)`` for a node written once per document under ``key``.
         self.identities: List[Any] = []
-        #: The segment of each object written with children: the object (held, so that its
-        #: address is not reused), its first node, the node after its last, and its own node.
-        self.segments: Dict[int, Tuple[Any, int, int, int]] = {}
+        #: The first node of the segment of each object written with children (it ends with the
+        #: object's own node, ``memo[key]``). Plain ints: a trace keeps two walks' worth of them,
+        #: and tuples holding objects would make Python's garbage collector walk them all.
+        self.starts: Dict[int, int] = {}
+        #: The roots visited: they hold every object the walk read, so that no other object
+        #: takes the address (the key) of one while this walk may be replayed.
+        self._roots: List[Any] = []
         self._previous = previous
         self._replayed = replayed
         self._replayable = replayable
@@ -92,6 +96,8 @@ class Walk:
         """Write ``root`` and everything it reaches, children first; return its node id."""
         memo = self.memo
         previous = self._previous
+        if self._replayable:
+            self._roots.append(root)
         stack: List[Tuple[Any, int, Expand, Optional[Tuple[List[int], Expansion, int]]]] = [
             (root, object_key(root), self.expand, None)]
         while stack:
@@ -100,9 +106,9 @@ class Walk:
                 continue
             if pending is None:
                 if previous is not None:
-                    segment = previous.segments.get(key)
-                    if segment is not None and segment[2] - segment[1] >= self.REPLAY_FROM:
-                        replayed = self._replay(previous, segment)
+                    start = previous.starts.get(key)
+                    if start is not None and previous.memo[key] - start + 1 >= self.REPLAY_FROM:
+                        replayed = self._replay(previous, start, previous.memo[key])
                         if replayed is not None:
                             memo[key] = replayed
                             continue
@@ -119,9 +125,9 @@ class Walk:
                 if isinstance(built, int):
                     memo[key] = built
                 else:
-                    nid = memo[key] = self.add(built, key)
+                    memo[key] = self.add(built, key)
                     if keys and self._replayable:
-                        self.segments[key] = (obj, start, nid + 1, nid)
+                        self.starts[key] = start
         return memo[object_key(root)]
 
     def shared(self, key: Hashable, make: Callable[[], Dict[str, Any]]) -> int:
@@ -133,11 +139,11 @@ class Walk:
             nid = self._shared[key] = self.add(make(), (_SHARED, key))
         return nid
 
-    def _replay(self, previous: "Walk", segment: Tuple[Any, int, int, int]) -> Optional[int]:
-        """Copy ``segment`` of ``previous`` into this document, renumbered, if that is exactly
-        what walking its object here would write (see the module docstring); its root's new id,
-        or None (nothing is written)."""
-        _, start, end, root = segment
+    def _replay(self, previous: "Walk", start: int, root: int) -> Optional[int]:
+        """Copy the segment ``start``..``root`` of ``previous`` into this document, renumbered,
+        if that is exactly what walking its object here would write (see the module docstring);
+        its root's new id, or None (nothing is written)."""
+        end = root + 1
         memo, shared, names = self.memo, self._shared, self.names
         identities = previous.identities
         inside = identities[start:end]
@@ -171,15 +177,15 @@ class Walk:
         self.replayed += len(copied)
         if self._replayed is not None:
             self._replayed(inside)
-        segments = previous.segments
+        starts, before = self.starts, previous.starts
         for i, identity in enumerate(inside, start + offset):
             if type(identity) is tuple:
                 shared[identity[1]] = i
             elif identity is not None:
                 memo[identity] = i
-                inner = segments.get(identity)
+                inner = before.get(identity)
                 if inner is not None:  # replayable again from here, next time
-                    self.segments[identity] = (inner[0], inner[1] + offset, inner[2] + offset, inner[3] + offset)
+                    starts[identity] = inner + offset
         return root + offset
 
 
