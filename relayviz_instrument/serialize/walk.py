@@ -278,10 +278,6 @@ class DocumentWriter:
         self._done(walk)
         return new_document(walk.nodes, ir=self.ir, root=root)
 
-    def forget(self) -> None:
-        """Drop the last walk (and the IR objects it holds)."""
-        self._last = None
-
     @property
     def last_replayed(self) -> int:
         """How many nodes of the last document were copied from the one before (see :class:`Walk`)."""

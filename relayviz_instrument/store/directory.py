@@ -118,7 +118,7 @@ class DirectoryStore:
             raise RelayVizTraceError(f"{self.root / MANIFEST}: the operating system took none of a line")
 
     def written(self) -> int:
-        """The manifest's size in bytes, the lines buffered for writing included."""
+        """The manifest's size in bytes (a line is in the file once ``append`` wrote it: no buffer)."""
         if self._manifest is not None:
             return self._manifest.tell()
         try:
