@@ -56,8 +56,7 @@ class DirectoryStore:
                     f"{root}: the trace directory is not empty; pass a new directory "
                     "(or none: a new relayviz-trace/<timestamp>/ is made)")
             # open for the store's life, appended to line by line; close() closes it
-            # Unbuffered: each line goes to the operating system in one write, no flush after it.
-            self._manifest: Optional[IO[bytes]] = open(root / MANIFEST, "xb", buffering=0)  # noqa: SIM115
+            self._manifest: Optional[IO[bytes]] = open(root / MANIFEST, "xb")  # noqa: SIM115
             (root / SNAPSHOTS).mkdir(exist_ok=True)
         except FileExistsError:
             raise RelayVizTraceError(f"{root}: another trace is being written to this directory; "
@@ -105,20 +104,15 @@ class DirectoryStore:
         manifest if the store was closed)."""
         if self._manifest is None:
             try:
-                self._manifest = open(self.root / MANIFEST, "ab", buffering=0)  # noqa: SIM115 (closed by close())
+                self._manifest = open(self.root / MANIFEST, "ab")  # noqa: SIM115 (closed by close())
             except OSError as exc:
                 raise RelayVizTraceError(f"{self.root}: cannot reopen the manifest: "
                                          f"{exc.strerror or exc}") from exc
-        data = orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
-        written = self._manifest.write(data)
-        while written is not None and 0 < written < len(data):  # a raw write may take part of the line
-            data = data[written:]
-            written = self._manifest.write(data)
-        if written is None or written == 0:
-            raise RelayVizTraceError(f"{self.root / MANIFEST}: the operating system took none of a line")
+        self._manifest.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
+        self._manifest.flush()
 
     def written(self) -> int:
-        """The manifest's size in bytes (a line is in the file once ``append`` wrote it: no buffer)."""
+        """The manifest's size in bytes, the lines buffered for writing included."""
         if self._manifest is not None:
             return self._manifest.tell()
         try:
