@@ -172,8 +172,9 @@ def test_a_trace_whose_exit_never_came_is_closed_at_the_end_of_the_process(tmp_p
     loaded = load_trace(tmp_path / "t")
     assert "LegalizeOps" in {r.name for r in loaded.records} and all(r.error is None for r in loaded.records)
     assert loaded.problems == ["the pass context exited without calling this instrument's exit_pass_ctx (an "
-                               "instrument listed before it raised there, and TVM then calls no later one); the "
-                               "trace was closed when the process ended"]
+                               "instrument listed before it raised there, and TVM then calls no later one), or a "
+                               "Ctrl-C cut that callback short before it closed the trace; the trace was closed "
+                               "when the process ended"]
     shown = _show(tmp_path / "t")
     assert "exit_pass_ctx" in shown and "the process stopped" not in shown
 

@@ -27,6 +27,7 @@ import tvm.relay.testing
 from tvm import relay
 
 from relayviz_instrument import RelayVizTrace, TraceIncompleteWarning, load_trace, to_relayviz
+from relayviz_instrument.capture.pass_frames import CUT_SHORT
 from relayviz_instrument.errors import RelayVizTraceError
 
 HOST = "llvm -mtriple=x86_64-linux-gnu"
@@ -189,8 +190,12 @@ def test_a_real_sigint_mid_build_leaves_a_readable_trace_whatever_tvm_does(lines
     loaded = load_trace(tmp_path / "t")
     begun, ended = _begun_and_ended(tmp_path / "t")
     said = f"exit {child.returncode}; stdout {out!r}; trace problems {loaded.problems}; stderr ends {err[-3000:]}"
-    if child.returncode == 0:  # TVM dropped the interrupt and built: a whole, complete trace
-        assert out.strip() == "BUILT" and loaded.complete and begun == ended, said
+    if child.returncode == 0:  # TVM dropped the interrupt and built
+        assert out.strip() == "BUILT" and begun == ended, said
+        # Complete, unless TVM dropped it in its own code that calls one of our callbacks (it
+        # converts the arguments in Python): that callback never ran, and the trace says so.
+        cut = [CUT_SHORT.format(callback=c) for c in ("run_before_pass", "run_after_pass")]
+        assert loaded.complete or all(any(c in p for c in cut) for p in loaded.problems), said
     elif child.returncode == 130:  # it landed in the instrument: carried through TVM
         assert out.strip() == "INTERRUPTED" and begun == ended, said
         assert not loaded.complete and any("interrupted" in p for p in loaded.problems), said

@@ -139,10 +139,10 @@ class GuardedCall:
                 # stacklevel 3: the warning points at the callback, not at this guard.
                 guard._fail(exc, _name(self._where), stacklevel=self._stacklevel)
                 return True
-            raise carried_interruption(exc, _name(self._where)) from exc
+            raise carried_interruption(exc, self._where) from exc
         finally:
             if self._then is not None:
-                self._then()
+                self._run_then()
             now = time.perf_counter()
             guard.seconds += now - self.started
             if self._clock is not None:
@@ -151,17 +151,39 @@ class GuardedCall:
             self._where, self._then, self._clock = "", None, None
             guard._spare = self
 
+    def _run_then(self) -> None:
+        """Run ``then`` (closing the trace): a Ctrl-C landing in it is carried, not dropped by TVM."""
+        assert self._then is not None
+        try:
+            self._then()
+        except Exception:
+            raise
+        except BaseException as late:
+            raise carried_interruption(late, self._where) from late
 
-def carried_interruption(exc: BaseException, pass_name: str) -> BaseException:
+
+def carried_interruption(exc: BaseException, where: Where) -> BaseException:
     """The exception to raise for a ``KeyboardInterrupt`` (or ``SystemExit``) that arrived
-    inside a callback: one TVM carries to the caller instead of dropping it."""
+    inside a callback at ``where`` (its PassInfo, or a phrase): one TVM carries to the caller
+    instead of dropping it. An ``Exception`` (CompilationInterrupted among them) is itself.
+
+    Every callback's first statement is a ``try`` ending in this: a Ctrl-C that came while TVM's
+    C++ code ran is pending when TVM calls back into Python, and CPython 3.10 handles it at the
+    callback's first instruction unless that instruction begins a ``try`` block: it then fires
+    inside the block, where it is carried. (CPython 3.11 handles it before any instruction;
+    the trace then learns of it afterwards, see ``own_callback_that_raised``.)"""
     if isinstance(exc, Exception):
         return exc
-    carried = CompilationInterrupted(f"{type(exc).__name__} during pass {pass_name} "
+    carried = CompilationInterrupted(f"{type(exc).__name__} during pass {_name(where)} "
                                      "(raised again by relayviz so that TVM passes it on)")
     carried.original = exc
     return carried
 
 
 def _name(where: Where) -> str:
-    return where if isinstance(where, str) else str(where.name)
+    if isinstance(where, str):
+        return where
+    try:
+        return str(where.name)
+    except Exception:  # a name that cannot be read must not hide the interruption
+        return "(unknown)"

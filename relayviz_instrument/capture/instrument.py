@@ -45,17 +45,18 @@ import tvm
 from .._version import __version__
 from ..format import Document
 from ..format.irs import EMPTY, MODULE_IRS, OTHER, RELAY, TIR
-from ..errors import (RelayVizDependencyError, RelayVizError, RelayVizSerializeError, RelayVizTraceError,
-                      RelayVizUsageError, TraceIncompleteWarning)
+from ..errors import (CompilationInterrupted, RelayVizDependencyError, RelayVizError, RelayVizSerializeError,
+                      RelayVizTraceError, RelayVizUsageError, TraceIncompleteWarning)
 from ..serialize import Serializer, serializer_for
 from ..serialize.reflection import field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
 from .artifacts import artifact_document, record_artifact
 from .equality import ModuleReader, shares_functions
-from .guard import InstrumentGuard
-from .pass_frames import (ENDED_INSIDE, EXIT_NEVER_CAME, EXITED_FIRST, RAISED_UNSEEN, caller_frame,
-                          error_still_held, error_text, error_through, frames_on_stack, held_exceptions,
-                          instrument_that_raised, interruption, through_tvm)
+from .guard import GuardedCall, InstrumentGuard, carried_interruption
+from .pass_frames import (CUT_BY, CUT_SHORT, ENDED_INSIDE, ENTRY_INTERRUPTED, EXIT_NEVER_CAME, EXITED_FIRST,
+                          NEVER_OPENED, RAISED_UNSEEN, caller_frame, error_still_held, error_text, error_through,
+                          frames_on_stack, held_exceptions, instrument_that_raised, interruption,
+                          own_callback_that_raised, through_tvm)
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts
 
@@ -77,6 +78,8 @@ class _OpenPass:
     target: Any = None
     #: The Python frame that ran the pass (see pass_frames.py): on the stack while it runs.
     frame: Optional[FrameType] = None
+    #: The address of the pass's PassInfo, which TVM hands to its after-pass callback again.
+    key: int = 0
 
 
 class _PlainAttributes:
@@ -225,21 +228,36 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     # -- PassInstrument callbacks -------------------------------------------------------------
 
     def enter_pass_ctx(self) -> None:
-        if self._in_other_thread():
-            return
-        self._entered += 1
-        if self._entered > 1 or self._disabled:
-            return
-        _OPEN.add(self)  # closed when the process ends, if the context's exit never reaches us
-        with self._guard("(entering the pass context)"):
-            if self._finished:
-                raise RelayVizUsageError("a RelayVizTrace records one pass context; "
-                                         "make a new RelayVizTrace for each compilation")
-            self._open()
+        try:  # first: a Ctrl-C that came while TVM ran fires in here (see carried_interruption)
+            if self._in_other_thread():
+                return
+            self._entered += 1
+            if self._entered > 1 or self._disabled:
+                return
+            _OPEN.add(self)  # closed when the process ends, if the context's exit never reaches us
+            try:
+                with self._guard("(entering the pass context)"):
+                    if self._finished:
+                        raise RelayVizUsageError("a RelayVizTrace records one pass context; "
+                                                 "make a new RelayVizTrace for each compilation")
+                    self._open()
+            except CompilationInterrupted:  # Ctrl-C: TVM calls no exit_pass_ctx after an enter that raised
+                self._entered -= 1
+                self._exit_never_came(ENTRY_INTERRUPTED)
+                raise
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, "(entering the pass context)") from exc
 
     def exit_pass_ctx(self) -> None:
-        if not self._in_other_thread():
-            self._exit_context()
+        try:  # first: a Ctrl-C that came while TVM ran fires in here (see carried_interruption)
+            if not self._in_other_thread():
+                self._exit_context()
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, "(leaving the pass context)") from exc
 
     def _exit_context(self) -> None:
         """Leave one pass context; the trace is closed when the outermost is left."""
@@ -252,62 +270,123 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 self._close_open_passes(sys.exc_info()[1])
 
     def run_before_pass(self, mod: tvm.IRModule, info: Any) -> None:
-        if self._disabled or self._in_other_thread(event=True):
-            return
-        with self._guard(info) as guard:
-            frame = caller_frame()
-            if self._stack and self._stack[-1].frame is not frame:
-                self._close_ended(frame)
-            record = self._new_record(mod, info)
-            if self._bisect_next is not None and self._bisect_next[0].same_as(info):
-                record.bisect = self._bisect_next[1]
-            self._bisect_next = None
-            self.records.append(record)  # first: a failure below still leaves the event on record
-            context = tvm.transform.PassContext.current()
-            target = tvm.target.Target.current(allow_none=True)
-            if self._keep is not None and self._keep.search(record.name):
-                try:
-                    record.replay = self._replay_facts(mod, context, target)
-                except Exception as failure:  # a module no safe form carries here: not kept, recording goes on
-                    if self.strict:
-                        raise
-                    self.complete = False
-                    why = f"could not be kept for relayviz replay: {type(failure).__name__}: {failure}"
-                    if not any(problem.endswith(why) for problem in self.problems):  # once per reason
-                        self.problems.append(f"the input module of pass {record.name} (#{record.index}), and of "
-                                             f"any later pass for the same reason, {why}")
-            before = self._policy.before(mod) if self._wanted(record) else None
-            if before is not None:
-                record.before, record.nodes_before = before.ref, before.nodes
-                last = self._last_top
-                if (record.depth == 1 and last is not None and before.ref != last[1]
-                        and not shares_functions(last[0], mod)):
-                    record.new_module = True  # a module the caller made anew: a pipeline of its own
-            opened = _OpenPass(record, before, mod=mod, context=context, target=target, frame=frame)
-            self._stack.append(opened)
-            guard.starts(opened)
-            assert self._sink is not None
-            self._sink.begin(record)
+        try:  # first: a Ctrl-C that came while TVM ran fires in here (see carried_interruption)
+            if self._disabled or self._in_other_thread(event=True):
+                return
+            with self._guard(info) as guard:
+                self._begin(mod, info, caller_frame(), guard)
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, info) from exc
+
+    def _begin(self, mod: tvm.IRModule, info: Any, frame: Optional[FrameType], guard: GuardedCall) -> None:
+        """A pass event begins: the pass that ``frame`` ran (in ``run_before_pass``'s guard)."""
+        if self._sink is None:
+            raise RelayVizTraceError(NEVER_OPENED)
+        if self._stack and self._stack[-1].frame is not frame:
+            self._close_ended(frame)
+        record = self._new_record(mod, info)
+        if self._bisect_next is not None and self._bisect_next[0].same_as(info):
+            record.bisect = self._bisect_next[1]
+        self._bisect_next = None
+        self.records.append(record)  # first: a failure below still leaves the event on record
+        context = tvm.transform.PassContext.current()
+        target = tvm.target.Target.current(allow_none=True)
+        if self._keep is not None and self._keep.search(record.name):
+            self._keep_for_replay(record, mod, context, target)
+        before = self._before(record, mod) if self._wanted(record) else None
+        opened = _OpenPass(record, before, mod=mod, context=context, target=target, frame=frame,
+                           key=object_key(info))
+        self._stack.append(opened)
+        guard.starts(opened)
+        assert self._sink is not None
+        self._sink.begin(record)
+
+    def _before(self, record: PassRecord, mod: tvm.IRModule) -> Snapshot:
+        """The snapshot of a pass's input module, noted in its record."""
+        before = self._policy.before(mod)
+        record.before, record.nodes_before = before.ref, before.nodes
+        last = self._last_top
+        if (record.depth == 1 and last is not None and before.ref != last[1]
+                and not shares_functions(last[0], mod)):
+            record.new_module = True  # a module the caller made anew: a pipeline of its own
+        return before
+
+    def _keep_for_replay(self, record: PassRecord, mod: tvm.IRModule, context: Any, target: Any) -> None:
+        """Keep the input module of a pass ``keep=`` names, for ``relayviz replay``."""
+        try:
+            record.replay = self._replay_facts(mod, context, target)
+        except Exception as failure:  # a module no safe form carries here: not kept, recording goes on
+            if self.strict:
+                raise
+            self.complete = False
+            why = f"could not be kept for relayviz replay: {type(failure).__name__}: {failure}"
+            if not any(problem.endswith(why) for problem in self.problems):  # once per reason
+                self.problems.append(f"the input module of pass {record.name} (#{record.index}), and of "
+                                     f"any later pass for the same reason, {why}")
 
     def run_after_pass(self, mod: tvm.IRModule, info: Any) -> None:
-        if self._disabled or self._in_other_thread() or not self._stack:
+        try:  # first: a Ctrl-C that came while TVM ran fires in here (see carried_interruption)
+            if self._disabled or self._in_other_thread():
+                return
+            with self._guard(info) as guard:
+                self._end(mod, info, guard.started)
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, info) from exc
+
+    def _end(self, mod: tvm.IRModule, info: Any, now: float) -> None:
+        """A pass event ends, ``now`` (in ``run_after_pass``'s guard)."""
+        key = object_key(info)
+        if not self._stack or self._stack[-1].key != key:
+            self._unmatched_after(info, key)
+            if not self._stack or self._stack[-1].key != key:
+                return
+        opened = self._stack[-1]
+        record = opened.record
+        overhead = self._guard.seconds - opened.overhead_at_start
+        record.duration_ms = _ms(now - opened.started - overhead)
+        if opened.before is not None:
+            after, changed = self._policy.after(opened.before, mod)
+            record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
+            if not changed:  # the next pass receives it: its dialect is known
+                self._modules.alias(mod, opened.before.mod)
+        assert self._sink is not None
+        self._sink.end(record)
+        if record.depth == 1 and record.after is not None:
+            self._last_top = (mod, record.after)
+        self._stack.pop()  # last: an interruption above leaves the pass open, to be closed on exit
+        if self._progress is not None:
+            self._progress(record)
+
+    def _unmatched_after(self, info: Any, key: int) -> None:
+        """TVM ended a pass that is not the innermost open event. Only a Ctrl-C that TVM 0.19 and
+        older dropped does that: landing in TVM's Python code that converts a callback's
+        arguments (a real SIGINT mid relay.build lands there often), it kept the callback that
+        began this pass, or those that ended the passes inside it, from running. Those inner
+        events are ended here, saying so; a pass never begun is missing. Either way the trace is
+        incomplete and says why."""
+        assert self._sink is not None
+        self.complete = False
+        name = self._pass_info(info)[0]
+        inside = next((i for i in range(len(self._stack) - 1, -1, -1) if self._stack[i].key == key), None)
+        if inside is None:
+            self.problems.append(f"pass {name} ran unrecorded: {CUT_SHORT.format(callback='run_before_pass')}")
             return
-        with self._guard(info) as guard:
-            opened = self._stack[-1]
+        now = time.perf_counter()
+        for opened in reversed(self._stack[inside + 1:]):
             record = opened.record
-            record.duration_ms = _ms(guard.started - opened.started - (self._guard.seconds - opened.overhead_at_start))
-            if opened.before is not None:
-                after, changed = self._policy.after(opened.before, mod)
-                record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
-                if not changed:  # the next pass receives it: its dialect is known
-                    self._modules.alias(mod, opened.before.mod)
-            assert self._sink is not None
-            self._sink.end(record)
-            if record.depth == 1 and record.after is not None:
-                self._last_top = (mod, record.after)
-            self._stack.pop()  # last: an interruption above leaves the pass open, to be closed on exit
-            if self._progress is not None:
-                self._progress(record)
+            if not self._sink.has_begun(record.index):
+                self._sink.begin(record)
+            if not self._sink.has_ended(record.index):
+                record.duration_ms = _ms(now - opened.started - (self._guard.seconds - opened.overhead_at_start))
+                record.error = CUT_SHORT.format(callback="run_after_pass")
+                self._sink.end(record)
+            self.problems.append(f"pass {record.name} (#{record.index}) ended unrecorded: "
+                                 f"{CUT_SHORT.format(callback='run_after_pass')}")
+        del self._stack[inside + 1:]
 
     # -- what RelayVizBisect tells the trace ----------------------------------------------------
 
@@ -460,16 +539,18 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             if not self._sink.has_begun(record.index):
                 self._sink.begin(record)
             self._sink.end(record)
+        ours = own_callback_that_raised(exc, self)
         if (exc is not None and not interruption(exc) and not isinstance(exc, RelayVizError) and through_tvm(exc)
-                and instrument_that_raised(exc, self) is None
+                and instrument_that_raised(exc, self) is ours is None
                 and not any(o.record.error == error_text(exc) for o in opened) and not cut):
             self.build_failure = error_text(exc)
-        if interruption(exc):
+        if interruption(exc) or ours is not None:
             assert exc is not None
             self.complete = False
-            hit = cut + [o.record for o in opened if o.record.error == error_text(exc)]
+            hit = cut + [o.record for o in opened if (o.record.error or "").startswith(error_text(exc))]
             where = f" during pass {hit[0].name} (#{hit[0].index})" if hit else ""
-            self.problems.append(f"the compilation was interrupted ({type(exc).__name__}){where}")
+            how = type(exc).__name__ if ours is None else CUT_BY.format(callback=ours, error=type(exc).__name__)
+            self.problems.append(f"the compilation was interrupted ({how}){where}")
 
     def _end_events(self, ended: List[_OpenPass], exc: Optional[BaseException], *, exiting: bool) -> None:
         """End the events ``ended`` (innermost first), which TVM will not end: each with the
@@ -484,7 +565,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         error: Optional[BaseException] = None
         for opened in ended:
             record = opened.record
-            if self._sink.has_ended(record.index):
+            if not self._sink.has_begun(record.index):
+                # An interruption (Ctrl-C) cut run_before_pass short after the event went on the
+                # stack and before its begin line was written: it began all the same.
+                self._sink.begin(record)
+            elif self._sink.has_ended(record.index):
                 # Its end line was written, then an interruption (Ctrl-C) cut the callback short
                 # before the event left the stack: TVM ended it, there is nothing to add.
                 # (An interruption before the line was written leaves it to be ended here.)
@@ -496,15 +581,18 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                     held = held_exceptions()
                 error = error_still_held(opened.frame, held)
             culprit = instrument_that_raised(error, self)
+            ours = own_callback_that_raised(error, self) if culprit is None else None
             if error is not None:
                 message = error_text(error)
                 if culprit is not None:
                     message = f"raised by another pass instrument ({culprit}), not by the pass: {message}"
+                elif ours is not None:
+                    message = f"{message} ({CUT_BY.format(callback=ours, error=type(error).__name__)})"
             elif opened.frame is not None and id(opened.frame) in live:
                 message = EXITED_FIRST
             else:
                 message = RAISED_UNSEEN
-            if (not replay_kept and message != EXITED_FIRST and not interruption(error) and culprit is None
+            if (not replay_kept and message != EXITED_FIRST and not interruption(error) and culprit is ours is None
                     and not isinstance(error, RelayVizError) and record.replay is None):
                 replay_kept = True  # the innermost pass that raised
                 try:
@@ -574,9 +662,18 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 self._close_open_passes(None)
 
     def _finish(self) -> None:
+        """Close the trace: its last line, and nothing that pins IR objects kept. An interruption
+        (Ctrl-C) landing here is let through once the trace is closed all the same."""
+        try:
+            self._finish_once()
+        except (KeyboardInterrupt, SystemExit):
+            self._finish_once()  # does what the first did not: the close line is written once
+            raise
+
+    def _finish_once(self) -> None:
         self._finished = True
         _OPEN.discard(self)
-        missed = self._threads_missed()
+        missed = [m for m in self._threads_missed() if m not in self.problems]
         if missed:
             self.complete = False
             self.problems.extend(missed)

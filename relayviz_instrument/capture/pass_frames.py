@@ -32,9 +32,13 @@ from typing import Any, FrozenSet, List, Optional, Set
 
 import tvm
 
+from ..errors import CompilationInterrupted, RelayVizError
+
 __all__ = ["caller_frame", "frames_on_stack", "error_through", "held_exceptions", "error_still_held", "CALLBACKS",
-           "error_text", "interruption", "instrument_that_raised", "through_tvm", "RAISED_UNSEEN", "EXITED_FIRST",
-           "EXIT_NEVER_CAME", "ENDED_INSIDE"]
+           "error_text", "interruption", "instrument_that_raised", "own_callback_that_raised", "through_tvm",
+           "RAISED_UNSEEN", "EXITED_FIRST",
+           "EXIT_NEVER_CAME", "ENDED_INSIDE", "NEVER_OPENED",
+           "ENTRY_INTERRUPTED", "CUT_SHORT", "CUT_BY"]
 
 #: An error text longer than this keeps its start and its end (where TVM puts the message).
 _ERROR_CHARS = 4000
@@ -44,9 +48,23 @@ RAISED_UNSEEN = "raised (the error did not reach the instrument)"
 EXITED_FIRST = "did not finish (the pass context exited first)"
 #: Why a trace was closed without its exit_pass_ctx (``{when}``: when it was closed).
 EXIT_NEVER_CAME = ("the pass context exited without calling this instrument's exit_pass_ctx (an instrument "
-                   "listed before it raised there, and TVM then calls no later one); the trace was closed {when}")
+                   "listed before it raised there, and TVM then calls no later one), or a Ctrl-C cut that callback "
+                   "short before it closed the trace; the trace was closed {when}")
 #: Why a trace was closed while its pass context was still current.
 ENDED_INSIDE = "the process ended inside the pass context; the trace was closed when it ended"
+#: Why a trace records nothing: its enter_pass_ctx was cut short, and TVM went on.
+NEVER_OPENED = ("the trace never opened: an interruption (Ctrl-C) cut its enter_pass_ctx short, and TVM dropped "
+                "it and went on with the compilation; nothing is recorded. Run the compilation again to trace it")
+#: Why a trace was closed as soon as its pass context was entered.
+ENTRY_INTERRUPTED = ("the compilation was interrupted (Ctrl-C) while the trace was opening, before any pass; TVM "
+                     "calls no exit_pass_ctx after an enter_pass_ctx that raised, so the trace was closed then")
+#: Why TVM ended a pass the trace did not see begin, or did not see end (``{callback}``).
+CUT_SHORT = ("TVM dropped a Ctrl-C that landed as it called the instrument's {callback} (in TVM's own Python "
+             "code, or before the callback's first line), never ran the callback, and went on")
+#: What an error that came out of the trace's own callback ``{callback}`` was (``{error}``: its class).
+CUT_BY = "a Ctrl-C that landed in {callback} before its guard, which TVM passed on as {error}"
+#: This package's capture code (the instrument's callbacks and their guard).
+_CAPTURE_DIR = os.path.dirname(os.path.abspath(__file__))
 #: TVM's Python package: code an exception went through when TVM raised it.
 _TVM_DIR = os.path.dirname(os.path.abspath(tvm.__file__)) + os.sep
 
@@ -140,6 +158,26 @@ def instrument_that_raised(exc: Optional[BaseException], this: Any) -> Optional[
         owner = frame.f_locals.get("self") if frame.f_code.co_name in CALLBACKS else None
         if isinstance(owner, tvm.instrument.PassInstrument) and owner is not this:
             found = f"{type(owner).__name__}.{frame.f_code.co_name}"
+        tb = tb.tb_next
+    return found
+
+
+def own_callback_that_raised(exc: Optional[BaseException], this: Any) -> Optional[str]:
+    """Where in relayviz's own callbacks ``exc`` was raised (``Class.function``), or None.
+
+    Everything a callback does runs in its guard, which lets out only CompilationInterrupted
+    (and, with ``strict=True``, the instrument's failures). What else went through this
+    package's capture code is a Ctrl-C that landed on a line before the guard: TVM 0.2x
+    (tvm-ffi) passes it on as a RuntimeError with no message, its Python frames named but
+    without their locals."""
+    if exc is None or isinstance(exc, (CompilationInterrupted, RelayVizError)) or getattr(this, "strict", False):
+        return None
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if found is None and os.path.dirname(os.path.abspath(code.co_filename)) == _CAPTURE_DIR:
+            found = f"{type(this).__name__}.{code.co_name}"  # the outermost: the callback
         tb = tb.tb_next
     return found
 

@@ -89,7 +89,7 @@ class RelayVizBisect(_PlainAttributes, tvm.instrument.PassInstrument):
         except Exception:  # deciding must never break the compilation: run the pass
             return True
         except BaseException as exc:  # Ctrl-C while deciding: TVM would drop a bare one
-            raise carried_interruption(exc, _pass_name(info)) from exc
+            raise carried_interruption(exc, info) from exc
 
     def _skippable(self, mod: tvm.IRModule, info: Any, name: str) -> bool:
         if name in _NEVER or name in self.keep or name in self._required or int(info.opt_level) < self.min_opt_level:
@@ -102,27 +102,40 @@ class RelayVizBisect(_PlainAttributes, tvm.instrument.PassInstrument):
     # -- the trace this instrument records itself ---------------------------------------------
 
     def enter_pass_ctx(self) -> None:
-        if self._own is not None:
-            self._own.enter_pass_ctx()
+        try:  # first: see carried_interruption
+            if self._own is not None:
+                self._own.enter_pass_ctx()
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, "(entering the pass context)") from exc
 
     def exit_pass_ctx(self) -> None:
-        if self._own is not None:
-            self._own.exit_pass_ctx()
+        try:  # first: see carried_interruption
+            if self._own is not None:
+                self._own.exit_pass_ctx()
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, "(leaving the pass context)") from exc
 
     def run_before_pass(self, mod: tvm.IRModule, info: Any) -> None:
-        if self._own is not None:
-            self._own.run_before_pass(mod, info)
+        try:  # first: see carried_interruption
+            if self._own is not None:
+                self._own.run_before_pass(mod, info)
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, info) from exc
 
     def run_after_pass(self, mod: tvm.IRModule, info: Any) -> None:
-        if self._own is not None:
-            self._own.run_after_pass(mod, info)
-
-
-def _pass_name(info: Any) -> str:
-    try:
-        return str(info.name)
-    except Exception:  # a name that cannot be read must not hide the interruption
-        return "(unknown)"
+        try:  # first: see carried_interruption
+            if self._own is not None:
+                self._own.run_after_pass(mod, info)
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, info) from exc
 
 
 def _limit_from_environment() -> Optional[int]:

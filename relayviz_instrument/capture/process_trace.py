@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional
 import tvm
 
 from .artifacts import artifact_document, record_artifact
+from .guard import carried_interruption
 from .instrument import RelayVizTrace, _ms
 from .pass_frames import error_text
 from ..store import PassRecord
@@ -62,26 +63,36 @@ class ProcessTrace(RelayVizTrace):
         self._opening = {"opened": where, "opt_level": int(context.opt_level)}
 
     def enter_pass_ctx(self) -> None:
-        if self._in_other_thread():
-            return
-        opening, self._opening = self._opening, None
-        if self._disabled or self._finished:
-            return
-        with self._guard("(entering a pass context)"):
-            if self._sink is None:
-                self._open()
-            assert self._sink is not None
-            facts = opening or {"opened": DEFAULT_CONTEXT, "opt_level": None}
-            parent = self._sections[-1].index if self._sections else None
-            section = _Section(len(self.contexts), len(self._stack))
-            self.contexts.append({"index": section.index, "parent": parent, **facts})
-            self._sections.append(section)
-            self._entered = len(self._sections)
-            self._sink.context(section.index, parent, facts["opened"], facts["opt_level"])
+        try:  # first: see carried_interruption
+            if self._in_other_thread():
+                return
+            opening, self._opening = self._opening, None
+            if self._disabled or self._finished:
+                return
+            with self._guard("(entering a pass context)"):
+                if self._sink is None:
+                    self._open()
+                assert self._sink is not None
+                facts = opening or {"opened": DEFAULT_CONTEXT, "opt_level": None}
+                parent = self._sections[-1].index if self._sections else None
+                section = _Section(len(self.contexts), len(self._stack))
+                self.contexts.append({"index": section.index, "parent": parent, **facts})
+                self._sections.append(section)
+                self._entered = len(self._sections)
+                self._sink.context(section.index, parent, facts["opened"], facts["opt_level"])
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, "(entering a pass context)") from exc
 
     def exit_pass_ctx(self) -> None:
-        if not self._finished and not self._in_other_thread():
-            self._exit_context()
+        try:  # first: see carried_interruption
+            if not self._finished and not self._in_other_thread():
+                self._exit_context()
+        except Exception:
+            raise
+        except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            raise carried_interruption(exc, "(leaving a pass context)") from exc
 
     def _exit_context(self) -> None:
         section = self._sections.pop() if self._sections else None
@@ -111,6 +122,8 @@ class ProcessTrace(RelayVizTrace):
             record = opened.record
             record.duration_ms = _ms(now - opened.started - (self._guard.seconds - opened.overhead_at_start))
             record.error = message
+            if not self._sink.has_begun(record.index):  # its begin line was cut short (see _end_events)
+                self._sink.begin(record)
             if not self._sink.has_ended(record.index):
                 self._sink.end(record)
 

@@ -59,7 +59,9 @@ class TraceSink:
         #: The line being appended: which set it goes to, the event, and how much of the
         #: manifest was written before it (see ``_settle``).
         self._appending: Optional[Tuple[Set[int], int, int]] = None
-        self.closed = False
+        self._closed = False
+        #: The manifest's size when the ``close`` line began to be written (see ``close``).
+        self._closing: Optional[int] = None
         store.append(header_line(header))
 
     @property
@@ -132,12 +134,23 @@ class TraceSink:
         """The ``close`` line (once; later calls do nothing), then flush the store."""
         if self.closed:
             return
-        self.closed = True
+        self._closing = self.store.written()
         try:
             self.store.append(close_line(complete=complete, problems=problems, events=events,
                                          instrument_ms=instrument_ms, build_failure=build_failure))
+        except Exception:
+            self._closed = True  # it failed for good (a full disk): not tried again
+            raise
         finally:
             self.store.close()
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        """Whether the ``close`` line was written (or its writing failed for good). A ``close``
+        cut short by an interruption (Ctrl-C) counts as written if the manifest grew: a second
+        ``close`` then writes nothing, and one cut before the line was written writes it."""
+        return self._closed or (self._closing is not None and self.store.written() > self._closing)
 
     def close_again(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
         """Another ``close`` line, for problems that arose after the first (recording the built
