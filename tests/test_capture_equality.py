@@ -9,7 +9,7 @@ from typing import Any, List, Tuple
 import pytest
 import tvm
 
-from conftest import needs_relax
+from conftest import needs_relax, needs_torch
 from relayviz_instrument.capture.equality import _identical, _same_attrs, _same_functions, structurally_equal
 from relayviz_instrument.demo.relax_models import relax_workload
 from relayviz_instrument.serialize.reflection import dict_attrs_items
@@ -171,3 +171,75 @@ def test_the_facts_of_a_module_used_again_and_again_stay_read() -> None:
         reader.facts(_rebuilt(mod))  # one run's output
         assert reader.facts(mod) is first  # the next run's input
     assert reader.facts(_rebuilt(mod)) is not first
+
+
+# -- function by function, against TVM's module comparison ------------------------------------------
+
+@tvm.instrument.pass_instrument
+class _AgreesWithTVM:
+    """At each pass event that changed the module object but kept its GlobalVars (where the
+    change test compares function by function), checks the change test against TVM's module
+    comparison, there and then: Relay passes go on to change modules in place."""
+
+    def __init__(self) -> None:
+        self.counts = {True: 0, False: 0}
+        self.disagree: List[str] = []
+        self._inputs: List[Any] = []
+
+    def run_before_pass(self, mod: Any, info: Any) -> None:
+        self._inputs.append(mod)
+
+    def run_after_pass(self, mod: Any, info: Any) -> None:
+        from relayviz_instrument.capture.equality import _STRUCTURAL_EQUAL, _TVM_ERRORS, ModuleReader
+
+        before = self._inputs.pop()
+        gvars = {g.name_hint: g for g in before.get_global_vars()}
+        after_gvars = mod.get_global_vars()
+        if mod.same_as(before) or len(gvars) < 2 or len(after_gvars) != len(gvars) or not all(
+                g.same_as(gvars.get(g.name_hint)) for g in after_gvars):
+            return
+        try:
+            truth = bool(_STRUCTURAL_EQUAL(before, mod))
+        except _TVM_ERRORS:
+            return  # TVM cannot compare these (an attribute without structural equality)
+        self.counts[truth] += 1
+        if ModuleReader(keep=0).equal(before, mod) is not truth:
+            self.disagree.append(f"{info.name}: TVM says {truth}")
+
+
+@needs_relax
+def test_function_by_function_the_change_test_agrees_with_tvm_through_a_relax_compile(relax_llama) -> None:
+    # A pass that rewrites one function leaves the others the same objects: those are not
+    # walked again (TVM's module comparison walks them all).
+    from relayviz_instrument.capture import compile_relax
+    from relayviz_instrument.demo.relax_models import relax_host_target
+
+    check = _AgreesWithTVM()
+    with tvm.transform.PassContext(opt_level=3, instruments=[check]):
+        compile_relax(relax_llama, target=relax_host_target())
+    assert not check.disagree and check.counts[True] >= 3 and check.counts[False] >= 10, (check.disagree, check.counts)
+
+
+@needs_torch
+def test_function_by_function_the_change_test_agrees_with_tvm_on_a_torch_resnet(torch_resnet18) -> None:
+    from relayviz_instrument.capture import compile_relax
+    from relayviz_instrument.demo.relax_models import relax_host_target
+
+    check = _AgreesWithTVM()
+    with tvm.transform.PassContext(opt_level=3, instruments=[check]):
+        compile_relax(torch_resnet18, target=relax_host_target())
+    assert not check.disagree and check.counts[True] >= 3 and check.counts[False] >= 10, (check.disagree, check.counts)
+
+
+def test_a_relay_module_is_compared_whole_as_tvm_does_through_relay_build(mlp) -> None:
+    # Relay modules are not compared function by function: type inference's temporary @_tmp
+    # shares main's parameters, and TVM's module comparison (which maps variables across
+    # functions) finds the modules of two InferType events different where each function
+    # alone is equal.
+    from tvm import relay
+
+    mod, params = mlp
+    check = _AgreesWithTVM()
+    with tvm.transform.PassContext(opt_level=3, instruments=[check]):
+        relay.build(mod, target="llvm", params=params)
+    assert not check.disagree and sum(check.counts.values()) >= 5, (check.disagree, check.counts)
