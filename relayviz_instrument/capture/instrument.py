@@ -62,7 +62,10 @@ from .reproducer import replay_facts
 
 __all__ = ["RelayVizTrace"]
 
-#: The dialects the instrument snapshots by default; TIR-only modules only with ``tir=True``.
+#: How many PassInfos a trace keeps read (see ``_pass_info``): enough for every pass of a
+#: pipeline; TVM makes the TIR passes anew for each function, relay.build all of them anew for
+#: each build, and a trace of a whole process would otherwise hold every PassInfo it saw.
+_PASS_INFOS_KEPT = 256
 
 
 @dataclass
@@ -441,6 +444,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             required = field(info, "required")
             known = (info, (str(field(info, "name")), int(field(info, "opt_level")),
                             tuple(str(required[i]) for i in range(len(required)))))
+            if len(self._pass_infos) >= _PASS_INFOS_KEPT:  # passes made anew per function or per build
+                del self._pass_infos[next(iter(self._pass_infos))]  # the oldest, and its PassInfo
             self._pass_infos[key] = known  # holds the PassInfo: its address is not reused meanwhile
         return known[1]
 
