@@ -208,7 +208,8 @@ class _AgreesWithTVM:
 
 
 @needs_relax
-def test_function_by_function_the_change_test_agrees_with_tvm_through_a_relax_compile(relax_llama) -> None:
+@pytest.mark.parametrize("workload", ["relax_llama", pytest.param("torch_resnet18", marks=needs_torch)])
+def test_function_by_function_the_change_test_agrees_with_tvm_through_a_relax_compile(workload, request) -> None:
     # A pass that rewrites one function leaves the others the same objects: those are not
     # walked again (TVM's module comparison walks them all).
     from relayviz_instrument.capture import compile_relax
@@ -216,18 +217,7 @@ def test_function_by_function_the_change_test_agrees_with_tvm_through_a_relax_co
 
     check = _AgreesWithTVM()
     with tvm.transform.PassContext(opt_level=3, instruments=[check]):
-        compile_relax(relax_llama, target=relax_host_target())
-    assert not check.disagree and check.counts[True] >= 3 and check.counts[False] >= 10, (check.disagree, check.counts)
-
-
-@needs_torch
-def test_function_by_function_the_change_test_agrees_with_tvm_on_a_torch_resnet(torch_resnet18) -> None:
-    from relayviz_instrument.capture import compile_relax
-    from relayviz_instrument.demo.relax_models import relax_host_target
-
-    check = _AgreesWithTVM()
-    with tvm.transform.PassContext(opt_level=3, instruments=[check]):
-        compile_relax(torch_resnet18, target=relax_host_target())
+        compile_relax(request.getfixturevalue(workload), target=relax_host_target())
     assert not check.disagree and check.counts[True] >= 3 and check.counts[False] >= 10, (check.disagree, check.counts)
 
 
