@@ -154,3 +154,21 @@ def test_every_callback_begins_with_the_try_that_carries_a_ctrl_c_pending_on_ent
     assert len(callbacks) == 11
     first = {f.__qualname__: next(iter(dis.get_instructions(f))).opname for f in callbacks}
     assert set(first.values()) == {"SETUP_FINALLY"}, first
+
+
+def test_a_pass_failing_under_trace_build_is_its_failure_not_an_interruption(tmp_path: Path) -> None:
+    # The pass's exception goes through trace_build and compile_relax, which live beside the
+    # callbacks in capture/: only a callback's own frame marks a Ctrl-C that TVM turned into
+    # another error.
+    relay = pytest.importorskip("tvm.relay", reason="trace_build needs Relay (the .venv leg runs it)")
+    from relayviz_instrument.capture import trace_build
+
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(3,))
+    mod = tvm.IRModule.from_expr(relay.Function([x, y], relay.add(x, y)))  # shapes that cannot broadcast
+    with pytest.raises(Exception) as caught:
+        trace_build(mod, target="llvm -mtriple=x86_64-linux-gnu", out_dir=tmp_path / "t")
+    assert not isinstance(caught.value, KeyboardInterrupt)
+    loaded = load_trace(tmp_path / "t")
+    failed = [r for r in loaded.records if r.error is not None]
+    assert failed and all("Ctrl-C" not in r.error for r in failed), [r.error for r in failed]
+    assert not any("interrupted" in p for p in loaded.problems), loaded.problems

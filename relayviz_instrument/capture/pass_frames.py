@@ -166,20 +166,20 @@ def own_callback_that_raised(exc: Optional[BaseException], this: Any) -> Optiona
     """Where in relayviz's own callbacks ``exc`` was raised (``Class.function``), or None.
 
     Everything a callback does runs in its guard, which lets out only CompilationInterrupted
-    (and, with ``strict=True``, the instrument's failures). What else went through this
-    package's capture code is a Ctrl-C that landed on a line before the guard: TVM 0.2x
-    (tvm-ffi) passes it on as a RuntimeError with no message, its Python frames named but
-    without their locals."""
+    (and, with ``strict=True``, the instrument's failures). What else went through one of this
+    package's callbacks is a Ctrl-C that landed on a line before the guard: TVM 0.2x (tvm-ffi)
+    passes it on as a RuntimeError with no message, its Python frames named but without their
+    locals. (A pass's own error goes through no callback; it may go through ``compile_relax``
+    or ``trace_build``, which are in this package too.)"""
     if exc is None or isinstance(exc, (CompilationInterrupted, RelayVizError)) or getattr(this, "strict", False):
         return None
     tb = exc.__traceback__
-    found = None
     while tb is not None:
         code = tb.tb_frame.f_code
-        if found is None and os.path.dirname(os.path.abspath(code.co_filename)) == _CAPTURE_DIR:
-            found = f"{type(this).__name__}.{code.co_name}"  # the outermost: the callback
+        if code.co_name in CALLBACKS and os.path.dirname(os.path.abspath(code.co_filename)) == _CAPTURE_DIR:
+            return f"{type(this).__name__}.{code.co_name}"
         tb = tb.tb_next
-    return found
+    return None
 
 
 def through_tvm(exc: Optional[BaseException]) -> bool:
