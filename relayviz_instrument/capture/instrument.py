@@ -373,9 +373,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         incomplete and says why."""
         assert self._sink is not None
         self.complete = False
-        name = self._pass_info(info)[0]
         inside = next((i for i in range(len(self._stack) - 1, -1, -1) if self._stack[i].key == key), None)
         if inside is None:
+            name = self._pass_info(info)[0]
             self.problems.append(f"pass {name} ran unrecorded: {CUT_SHORT.format(callback='run_before_pass')}")
             return
         now = time.perf_counter()
