@@ -380,16 +380,23 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             return
         now = time.perf_counter()
         for opened in reversed(self._stack[inside + 1:]):
-            record = opened.record
-            if not self._sink.has_begun(record.index):
-                self._sink.begin(record)
-            if not self._sink.has_ended(record.index):
-                record.duration_ms = _ms(now - opened.started - (self._guard.seconds - opened.overhead_at_start))
-                record.error = CUT_SHORT.format(callback="run_after_pass")
-                self._sink.end(record)
-            self.problems.append(f"pass {record.name} (#{record.index}) ended unrecorded: "
+            self._end_open(opened, CUT_SHORT.format(callback="run_after_pass"), now)
+            self.problems.append(f"pass {opened.record.name} (#{opened.record.index}) ended unrecorded: "
                                  f"{CUT_SHORT.format(callback='run_after_pass')}")
         del self._stack[inside + 1:]
+
+    def _end_open(self, opened: _OpenPass, error: str, now: float) -> None:
+        """End an open event TVM will not end, with ``error``, its time running until ``now``:
+        begun first if an interruption cut its begin line short, and left as it is if its end
+        line was written already (TVM ended it before an interruption cut the callback short)."""
+        assert self._sink is not None
+        record = opened.record
+        if not self._sink.has_begun(record.index):
+            self._sink.begin(record)
+        if not self._sink.has_ended(record.index):
+            record.duration_ms = _ms(now - opened.started - (self._guard.seconds - opened.overhead_at_start))
+            record.error = error
+            self._sink.end(record)
 
     # -- what RelayVizBisect tells the trace ----------------------------------------------------
 
@@ -570,14 +577,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         error: Optional[BaseException] = None
         for opened in ended:
             record = opened.record
-            if not self._sink.has_begun(record.index):
-                # An interruption (Ctrl-C) cut run_before_pass short after the event went on the
-                # stack and before its begin line was written: it began all the same.
-                self._sink.begin(record)
-            elif self._sink.has_ended(record.index):
+            if self._sink.has_ended(record.index):
                 # Its end line was written, then an interruption (Ctrl-C) cut the callback short
                 # before the event left the stack: TVM ended it, there is nothing to add.
-                # (An interruption before the line was written leaves it to be ended here.)
+                # (An interruption before the line was written leaves it to be ended here; one
+                # before its begin line was written, to be begun and ended: see _end_open.)
                 opened.mod = opened.context = opened.target = opened.frame = None
                 continue
             error = error_through(opened.frame, exc) if opened.frame is not None else exc
@@ -606,9 +610,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                     self.complete = False
                     self.problems.append(f"the input module of the failing pass {record.name} could not "
                                          f"be kept for relayviz replay: {type(failure).__name__}: {failure}")
-            record.duration_ms = _ms(now - opened.started - (self._guard.seconds - opened.overhead_at_start))
-            record.error = message
-            self._sink.end(record)
+            self._end_open(opened, message, now)
             opened.mod = opened.context = opened.target = opened.frame = None
         del held, error  # hold no user's exception (nor its frames) past this call
 

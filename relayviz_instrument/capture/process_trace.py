@@ -22,7 +22,7 @@ import tvm
 
 from .artifacts import artifact_document, record_artifact
 from .guard import carried_interruption
-from .instrument import RelayVizTrace, _ms
+from .instrument import RelayVizTrace
 from .pass_frames import error_text
 from ..store import PassRecord
 
@@ -118,14 +118,7 @@ class ProcessTrace(RelayVizTrace):
         now = time.perf_counter()
         message = error_text(exc) if exc is not None else "did not finish (its pass context exited first)"
         while len(self._stack) > section.stack_depth:
-            opened = self._stack.pop()
-            record = opened.record
-            record.duration_ms = _ms(now - opened.started - (self._guard.seconds - opened.overhead_at_start))
-            record.error = message
-            if not self._sink.has_begun(record.index):  # its begin line was cut short (see _end_events)
-                self._sink.begin(record)
-            if not self._sink.has_ended(record.index):
-                self._sink.end(record)
+            self._end_open(self._stack.pop(), message, now)
 
     def record_built(self, built: Any) -> None:
         """Record what a build returned (``relay.build``'s module, ``relay.vm.compile``'s
