@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import warnings
 import weakref
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 import tvm
 
 from relayviz_instrument import RelayVizTrace, TraceIncompleteWarning, load_trace
+from relayviz_instrument.capture import instrument as instrument_module
 from relayviz_instrument.capture.guard import InstrumentGuard
 from relayviz_instrument.demo.relax_models import relax_workload
 from relayviz_instrument.errors import CompilationInterrupted, RelayVizTraceError
@@ -140,6 +142,38 @@ def test_a_call_inside_another_is_guarded_on_its_own_and_nothing_outlives_its_ca
     assert released() is None
 
 
+def test_a_paused_collector_is_on_again_when_the_call_ends_whatever_ends_it() -> None:
+    guard = InstrumentGuard(Failures())
+    assert gc.isenabled()
+    with guard("(a snapshot)"):
+        guard.pause_gc()
+        assert not gc.isenabled()
+        guard.resume_gc()
+        assert gc.isenabled()
+    with guard("(a snapshot that failed)"):
+        guard.pause_gc()
+        raise ValueError("a serializer bug")
+    assert gc.isenabled()
+    with pytest.raises(CompilationInterrupted):
+        with guard("(a snapshot interrupted)"):
+            guard.pause_gc()
+            raise KeyboardInterrupt
+    assert gc.isenabled()
+
+
+def test_a_process_with_the_garbage_collector_off_keeps_it_off() -> None:
+    guard = InstrumentGuard(Failures())
+    gc.disable()
+    try:
+        with guard("(a snapshot)"):
+            guard.pause_gc()
+            assert not gc.isenabled()
+            guard.resume_gc()
+        assert not gc.isenabled()  # it resumes only what it paused
+    finally:
+        gc.enable()
+
+
 def test_a_pass_name_is_read_only_when_something_fails() -> None:
     class Unnamed:
         @property
@@ -153,6 +187,42 @@ def test_a_pass_name_is_read_only_when_something_fails() -> None:
 
 
 # -- every callback, on real compilations --------------------------------------------------------
+
+def test_no_collection_runs_inside_a_callback_and_the_build_is_the_same(tmp_path: Path) -> None:
+    relax = pytest.importorskip("tvm.relax")
+    # The snapshots of a tir=True trace make the most garbage-collector work of any trace.
+    serializers = str(Path(instrument_module.__file__).parent.parent / "serialize")
+    snapshots: List[str] = []  # where a collection started while a snapshot was serialized
+    outside: List[int] = []
+
+    def noted(phase: str, info: Any) -> None:
+        if phase != "start":
+            return
+        stack, frame = [], sys._getframe(1)
+        while frame is not None:
+            stack.append(frame.f_code)
+            frame = frame.f_back
+        if any(code.co_name == "_take" for code in stack) and any(
+                code.co_filename.startswith(serializers) for code in stack):
+            snapshots.append(f"{stack[0].co_filename}:{stack[0].co_name}")
+        else:
+            outside.append(info["generation"])
+
+    def built(instruments: List[Any]) -> str:
+        with tvm.transform.PassContext(opt_level=3, instruments=instruments):
+            return str(relax.transform.LegalizeOps()(relax_workload("mlp")))
+
+    plain = built([])
+    gc.callbacks.append(noted)
+    try:
+        traced = built([RelayVizTrace(tmp_path / "t", tir=True)])
+        assert gc.isenabled()
+        gc.collect(0)  # the hook sees collections outside the instrument
+    finally:
+        gc.callbacks.remove(noted)
+    assert traced == plain
+    assert outside and not snapshots, (snapshots, outside)
+
 
 def test_note_bisect_is_timed_like_every_other_callback() -> None:
     # note_bisect had a guard of its own, without timing: its time was missing from

@@ -15,6 +15,7 @@ says what it missed instead of reading as complete.
 from __future__ import annotations
 
 import dis
+import gc
 import json
 import sys
 from pathlib import Path
@@ -131,6 +132,9 @@ def test_a_ctrl_c_on_any_line_of_the_instrument_leaves_a_whole_and_truthful_trac
         trace, outcome = _trace_interrupted_at(at, where, {})
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
         found = _what_is_wrong(trace, outcome, where)
+        if not gc.isenabled():  # the guard pauses the garbage collector in each callback
+            gc.enable()
+            found = f"the garbage collector was left off; {found}"
         if found is not None:
             line = next(key for key, first in lines.items() if first == at)
             wrong.append(f"line {line[0]}:{line[1]} ({outcome}): {found}")

@@ -501,7 +501,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             serializer = next((s for s in self._serializers.values() if not isinstance(s, str)), serializer)
         if isinstance(serializer, str):  # a pass turned the module into a dialect without a serializer
             raise RelayVizSerializeError(serializer)
-        doc = serializer.module(mod)
+        self._guard.pause_gc()
+        try:
+            doc = serializer.module(mod)
+        finally:
+            self._guard.resume_gc()
         return Snapshot(mod, self._sink.put(doc), doc)
 
     # -- opening, closing, failing --------------------------------------------------------------
