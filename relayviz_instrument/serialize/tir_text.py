@@ -7,7 +7,7 @@ keeps the graph small. This module is that text's one writer.
 
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
 
 from .cache import GenerationalCache
 from .reflection import (FLOAT_IMM, INT_IMM, OBJECT, STRING_IMM, TIR_ANY, TIR_VAR, field, items, masked_text,
@@ -18,10 +18,30 @@ __all__ = ["prim_dtype", "dim_value", "prim_text"]
 
 def prim_dtype(expr: Any) -> str:
     """The dtype of a TIR expression or variable (``dtype`` before TVM 0.2x, the type's text after)."""
-    dtype = optional_field(expr, "dtype")
-    if dtype is None:
-        dtype = getattr(expr, "ty", "")
-    return str(dtype)
+    cls = type(expr)
+    if cls not in _TYPED_ONLY:
+        dtype = optional_field(expr, "dtype")
+        if dtype is not None:
+            return str(dtype)
+        if not hasattr(cls, "dtype"):  # TVM 0.2x arithmetic: no dtype, only a type; asked once
+            _TYPED_ONLY.add(cls)
+    ty = getattr(expr, "ty", None)
+    if ty is None:
+        return ""
+    key = object_key(ty)
+    known = _TYPE_TEXTS.get(key)
+    if known is None:
+        if len(_TYPE_TEXTS) >= 1024:
+            _TYPE_TEXTS.clear()
+        known = _TYPE_TEXTS[key] = (ty, str(ty))  # holds the type: its address is not reused meanwhile
+    return known[1]
+
+
+#: Classes of TIR expressions without a ``dtype`` (TVM 0.2x): a failed lookup raises and catches
+#: an AttributeError inside tvm-ffi, a few microseconds, for every arithmetic node of a snapshot.
+_TYPED_ONLY: Set[type] = set()
+#: The text of each type object by address (TVM interns ``PrimType``: a handful of them).
+_TYPE_TEXTS: Dict[int, Tuple[Any, str]] = {}
 
 
 def dim_value(dim: Any, texts: "Optional[GenerationalCache[str]]" = None) -> Any:
@@ -58,6 +78,42 @@ class _Written(NamedTuple):
     start: int
 
 
+#: What :func:`prim_text` does with an item of each class (see :func:`_kind_of`).
+_TEXT, _WRITTEN, _INT, _FLOAT, _VAR, _INFIX_OP, _CALLED_OP, _NOT, _CAST, _RAMP, _BROADCAST, _SELECT, _LOAD, \
+    _CALL, _STRING, _OTHER = range(16)
+_BY_NAME = {"Not": _NOT, "Cast": _CAST, "Ramp": _RAMP, "Broadcast": _BROADCAST, "Select": _SELECT,
+            "BufferLoad": _LOAD, "TensorLoad": _LOAD, "Call": _CALL}
+#: The kind of each class met so far, and whether its objects are TVM objects (whose text is
+#: remembered): a dict lookup per item instead of a row of isinstance checks against TVM's
+#: classes, about half a microsecond each, which were most of a TIR snapshot's time.
+_KINDS: Dict[type, Tuple[int, bool]] = {str: (_TEXT, False), _Written: (_WRITTEN, False)}
+
+
+def _kind_of(cls: type) -> Tuple[int, bool]:
+    """How :func:`prim_text` writes objects of class ``cls``; found once per class."""
+    name = cls.__name__
+    if issubclass(cls, str):  # text (tvm-ffi's String among them)
+        kind = _TEXT
+    elif issubclass(cls, INT_IMM):
+        kind = _INT
+    elif issubclass(cls, FLOAT_IMM):
+        kind = _FLOAT
+    elif issubclass(cls, TIR_VAR) or name in ("Var", "SizeVar"):
+        kind = _VAR
+    elif name in _INFIX:
+        kind = _INFIX_OP
+    elif name in _CALLED:
+        kind = _CALLED_OP
+    elif name in _BY_NAME:
+        kind = _BY_NAME[name]
+    elif issubclass(cls, STRING_IMM):
+        kind = _STRING
+    else:
+        kind = _OTHER
+    found = _KINDS[cls] = (kind, issubclass(cls, OBJECT))
+    return found
+
+
 def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> str:
     """A TIR expression as short, stable text: ``n * 2``, ``i_0 * 8 + i_1``, ``min(n, 4)``.
 
@@ -72,52 +128,54 @@ def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> st
     """
     out: List[str] = []
     stack: List[Any] = [expr]
+    kinds = _KINDS
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
+        cls = type(item)
+        kind, is_object = kinds.get(cls) or _kind_of(cls)
+        if kind == _TEXT:
             out.append(item)
             continue
-        if type(item) is _Written:
+        if kind == _WRITTEN:
             assert texts is not None
             texts.store(item.key, item.obj, "".join(out[item.start:]))
             continue
-        if texts is not None and isinstance(item, OBJECT):
+        if texts is not None and is_object:
             key = object_key(item)
             known = texts.find(key)
             if known is not None:
                 out.append(known)
                 continue
             stack.append(_Written(key, item, len(out)))  # below the item's own parts
-        name = type(item).__name__
-        if isinstance(item, INT_IMM):
+        if kind == _INT:
             value = field(item, "value")
-            out.append(str(bool(value)) if prim_dtype(item) == "bool" else str(int(value)))
-        elif isinstance(item, FLOAT_IMM):
-            out.append(repr(float(field(item, "value"))))
-        elif isinstance(item, TIR_VAR) or name in ("Var", "SizeVar"):
+            out.append(str(bool(value)) if value in (0, 1) and prim_dtype(item) == "bool" else str(int(value)))
+        elif kind == _VAR:
             out.append(str(optional_field(item, "name") or getattr(item, "name_hint", "?")))
-        elif name in _INFIX:
-            symbol, level = _INFIX[name]
-            right = _wrapped(field(item, "b"), level + (name in _LEFT_ONLY))
+        elif kind == _INFIX_OP:
+            symbol, level = _INFIX[cls.__name__]
+            right = _wrapped(field(item, "b"), level + (cls.__name__ in _LEFT_ONLY))
             stack.extend(right[::-1] + [f" {symbol} "] + _wrapped(field(item, "a"), level)[::-1])
-        elif name in _CALLED:
-            stack.extend([")", field(item, "b"), ", ", field(item, "a"), _CALLED[name] + "("])
-        elif name == "Not":
+        elif kind == _FLOAT:
+            out.append(repr(float(field(item, "value"))))
+        elif kind == _CALLED_OP:
+            stack.extend([")", field(item, "b"), ", ", field(item, "a"), _CALLED[cls.__name__] + "("])
+        elif kind == _NOT:
             stack.extend(_wrapped(field(item, "a"), 10)[::-1] + ["not "])
-        elif name == "Cast":
+        elif kind == _CAST:
             stack.extend([")", field(item, "value"), f"{prim_dtype(item)}("])
-        elif name == "Ramp":
+        elif kind == _RAMP:
             stack.extend([")", str(item.lanes), ", ", item.stride, ", ", item.base, "ramp("])
-        elif name == "Broadcast":
+        elif kind == _BROADCAST:
             stack.extend([")", str(item.lanes), ", ", item.value, "broadcast("])
-        elif name == "Select":
+        elif kind == _SELECT:
             stack.extend([")", item.false_value, ", ", item.true_value, ", ", item.condition, "select("])
-        elif name in ("BufferLoad", "TensorLoad"):
+        elif kind == _LOAD:
             buffer = optional_field(item, "buffer") or optional_field(item, "source")
             stack.extend(["]"] + _joined(items(field(item, "indices")))[::-1] + ["[", _buffer_name(buffer)])
-        elif name == "Call" and hasattr(item, "op") and type(item.op).__name__ == "Op":
+        elif kind == _CALL and hasattr(item, "op") and type(item.op).__name__ == "Op":
             stack.extend([")"] + _joined(items(item.args))[::-1] + [str(item.op.name) + "("])
-        elif isinstance(item, STRING_IMM):
+        elif kind == _STRING:
             out.append(repr(str(item.value)))
         else:
             out.append(masked_text(item))
