@@ -93,3 +93,23 @@ def test_dtypes_of_variables_and_constants(n: tvm.ir.PrimExpr) -> None:
     assert prim_dtype(n) == "int64"
     assert prim_dtype(TIR.const(0.5, "float32")) == "float32"
     assert prim_dtype(TIR.const(True, "bool")) == "bool"
+
+
+def test_dtypes_of_arithmetic_read_again_and_again_stay_right(n: tvm.ir.PrimExpr) -> None:
+    # TVM 0.2x arithmetic has no dtype, only a type, and the type's text is remembered: asked
+    # many times over, for several types, each expression still reads as its own.
+    x = TIR.Var("x", "float32")
+    for _ in range(3):
+        assert prim_dtype(n + 1) == "int64"
+        assert prim_dtype(x * 2.0) == "float32"
+        assert prim_dtype(n < 4) == "bool"
+        assert prim_dtype(TIR.Cast("int32", n)) == "int32"
+        assert prim_dtype(TIR.const(1, "int32")) == "int32"
+
+
+def test_zero_and_one_are_numbers_unless_the_constant_is_a_boolean() -> None:
+    assert prim_text(TIR.const(1, "int32")) == "1"
+    assert prim_text(TIR.const(0, "int64")) == "0"
+    assert prim_text(TIR.const(False, "bool")) == "False"
+    assert prim_text(TIR.Add(TIR.const(1, "int32"), TIR.const(0, "int32"))) == "1 + 0"
+

@@ -23,8 +23,8 @@ def prim_dtype(expr: Any) -> str:
         dtype = optional_field(expr, "dtype")
         if dtype is not None:
             return str(dtype)
-        if not hasattr(cls, "dtype"):  # TVM 0.2x arithmetic: no dtype, only a type; asked once
-            _TYPED_ONLY.add(cls)
+        if not hasattr(cls, "dtype") and hasattr(cls, "ty"):  # TVM 0.2x arithmetic: only a type; asked once
+            _TYPED_ONLY.add(cls)  # (before 0.20 fields are not class attributes: never added)
     ty = getattr(expr, "ty", None)
     if ty is None:
         return ""
