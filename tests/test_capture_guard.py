@@ -188,7 +188,7 @@ def test_a_pass_name_is_read_only_when_something_fails() -> None:
 
 # -- every callback, on real compilations --------------------------------------------------------
 
-def test_no_collection_runs_inside_a_callback_and_the_build_is_the_same(tmp_path: Path) -> None:
+def test_no_collection_runs_while_a_snapshot_is_serialized_and_the_build_is_the_same(tmp_path: Path) -> None:
     relax = pytest.importorskip("tvm.relax")
     # The snapshots of a tir=True trace make the most garbage-collector work of any trace.
     serializers = str(Path(instrument_module.__file__).parent.parent / "serialize")

@@ -132,7 +132,7 @@ def test_a_ctrl_c_on_any_line_of_the_instrument_leaves_a_whole_and_truthful_trac
         trace, outcome = _trace_interrupted_at(at, where, {})
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
         found = _what_is_wrong(trace, outcome, where)
-        if not gc.isenabled():  # the guard pauses the garbage collector in each callback
+        if not gc.isenabled():  # the trace pauses the garbage collector while it serializes a snapshot
             gc.enable()
             found = f"the garbage collector was left off; {found}"
         if found is not None:

@@ -84,6 +84,11 @@ class _OpenPass:
     #: The address of the pass's PassInfo, which TVM hands to its after-pass callback again.
     key: int = 0
 
+    def own_ms(self, now: float, instrument_seconds: float) -> float:
+        """The pass's own time until ``now``, in ms: what the instrument spent since it began
+        (``instrument_seconds`` is its total now) left out."""
+        return _ms(now - self.started - (instrument_seconds - self.overhead_at_start))
+
 
 class _PlainAttributes:
     """A plain Python base: it gives instances the ``__dict__`` that TVM 0.2x's object classes
@@ -349,8 +354,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                 return
         opened = self._stack[-1]
         record = opened.record
-        overhead = self._guard.seconds - opened.overhead_at_start
-        record.duration_ms = _ms(now - opened.started - overhead)
+        record.duration_ms = opened.own_ms(now, self._guard.seconds)
         if opened.before is not None:
             after, changed = self._policy.after(opened.before, mod)
             record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
@@ -394,7 +398,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         if not self._sink.has_begun(record.index):
             self._sink.begin(record)
         if not self._sink.has_ended(record.index):
-            record.duration_ms = _ms(now - opened.started - (self._guard.seconds - opened.overhead_at_start))
+            record.duration_ms = opened.own_ms(now, self._guard.seconds)
             record.error = error
             self._sink.end(record)
 
