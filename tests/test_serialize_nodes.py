@@ -137,5 +137,5 @@ def test_a_leaf_is_a_new_node_in_every_document() -> None:
     first = document({x: leaf}, x)
     first[0]["edited"] = True
     assert document({x: leaf}, x) == [{"node_kind": "Opaque", "type_key": "tir.Something"}]
-    assert nodes.opaque("relax.Thing").build(Walk(lambda o, k: leaf), []) == {
+    assert nodes.opaque("relax.Thing").make(Walk(lambda o, k: leaf), []) == {
         "node_kind": "Opaque", "type_key": "relax.Thing"}

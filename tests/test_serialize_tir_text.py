@@ -13,7 +13,7 @@ import tvm
 
 from relayviz_instrument.serialize.cache import GenerationalCache
 from relayviz_instrument.serialize.reflection import object_key
-from relayviz_instrument.serialize.tir_text import dim_value, prim_dtype, prim_text
+from relayviz_instrument.serialize.tir_text import dim_value, leaf_text, prim_dtype, prim_text
 
 TIR = tvm.tirx if hasattr(tvm, "tirx") else tvm.tir
 
@@ -78,6 +78,22 @@ def test_the_text_cache_remembers_every_subexpression(n: tvm.ir.PrimExpr, m: tvm
     assert texts.find(object_key(inner)) == "(n + m) * 2"
     assert texts.find(object_key(inner.a)) == "n + m"
     assert prim_text(inner + 1, texts) == "(n + m) * 2 + 1"
+
+
+def test_constants_and_variables_are_read_directly_not_remembered(n: tvm.ir.PrimExpr,
+                                                                   m: tvm.ir.PrimExpr) -> None:
+    texts: GenerationalCache[str] = GenerationalCache()
+    seven, expr = TIR.const(7, "int64"), n * 7 + m
+    assert prim_text(expr, texts) == "n * 7 + m"
+    # A leaf's text is one read from TVM: keeping it would cost more than reading it again.
+    assert [texts.find(object_key(leaf)) for leaf in (n, m, expr.a.b)] == [None, None, None]
+    assert texts.find(object_key(expr.a)) == "n * 7"
+    # leaf_text gives what dim_value gives, for leaves only.
+    assert [leaf_text(x) for x in (seven, n)] == [7, "n"]
+    if hasattr(TIR, "SizeVar"):  # TVM <= 0.19
+        assert leaf_text(TIR.SizeVar("k", "int32")) == "k"
+    assert [dim_value(x) for x in (seven, n)] == [7, "n"]
+    assert leaf_text(n * 2) is None and leaf_text(TIR.const(1.5, "float32")) is None
 
 
 def test_dimensions_are_ints_question_marks_or_text(n: tvm.ir.PrimExpr) -> None:

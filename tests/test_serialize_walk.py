@@ -7,6 +7,7 @@ walk's order, sharing and bookkeeping, and that every serializer's caches follow
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any, Dict, List
 
@@ -154,3 +155,20 @@ def test_a_serializer_holds_only_what_the_last_two_snapshots_used(ir: str, modul
         serializer.module(small)
     assert _caches(warm) == _caches(fresh)
     assert any(_caches(fresh))
+
+
+def _walks() -> int:
+    gc.collect()
+    return sum(isinstance(obj, Walk) for obj in gc.get_objects())
+
+
+@pytest.mark.parametrize("ir,modules", [("relax", _relax_modules), ("tir", _tir_modules)])
+def test_a_serializer_keeps_one_walk_to_replay_not_every_walk_it_made(ir: str, modules: Any) -> None:
+    # Each walk replays the one before it, then lets it go: holding it, every snapshot of a trace
+    # (its nodes, the IR it read) would live as long as the trace.
+    big, small = modules()
+    serializer = serializer_for(ir)
+    before = _walks()
+    for mod in (big, small, big, small, big):
+        serializer.module(mod)
+    assert _walks() - before == 1

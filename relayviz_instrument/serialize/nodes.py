@@ -24,7 +24,11 @@ NO_ATTRS = b"null"
 
 def leaf(node: Dict[str, Any]) -> Expansion:
     """The expansion of an object with no children: a copy of ``node`` each time it is written."""
-    return Expansion((), lambda walk, ids: dict(node))
+    return Expansion((), _copy, None, node)
+
+
+def _copy(walk: Walk, ids: List[int], node: Dict[str, Any]) -> Dict[str, Any]:
+    return dict(node)
 
 
 def typed(node: Dict[str, Any], ty: Any) -> Dict[str, Any]:
@@ -90,8 +94,12 @@ def op_call(args: Sequence[Any], key: Hashable, name: str, attrs: Optional[Dict[
     if extra:
         return Expansion(args, lambda walk, ids: typed(
             {"node_kind": "Call", "op": op_node(walk, key, name, attrs), "args": ids, **extra}, ty))
-    return Expansion(args, lambda walk, ids: typed(
-        {"node_kind": "Call", "op": op_node(walk, key, name, attrs), "args": ids}, ty))
+    return Expansion(args, _op_call, None, (key, name, attrs, ty))
+
+
+def _op_call(walk: Walk, ids: List[int], data: Tuple[Hashable, str, Optional[Dict[str, Any]], Any]) -> Dict[str, Any]:
+    key, name, attrs, ty = data
+    return typed({"node_kind": "Call", "op": op_node(walk, key, name, attrs), "args": ids}, ty)
 
 
 def call(callee: Any, args: List[Any], ty: Any, extra: Dict[str, Any]) -> Expansion:

@@ -191,7 +191,10 @@ def optional_field(obj: Any, name: str) -> Any:
     formats (a quarter of a second the first time, a millisecond after), so the fields of a
     class are listed once and a name that is not among them is not asked for. Not for the
     base classes that stand for several TVM types, whose fields differ from object to object.
+    On TVM 0.2x fields are attributes, and a missing one costs no more than a present one.
     """
+    if _LEGACY_OBJECT is None:
+        return getattr(obj, name, None)
     cls = type(obj)
     way = _WAYS.get((cls, name))
     if way is None:

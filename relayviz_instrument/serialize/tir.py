@@ -19,7 +19,7 @@ rewrite one statement and share the rest.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..format import SMALL_TENSOR_ELEMENTS, Document
 from . import nodes
@@ -28,7 +28,7 @@ from .cache import GenerationalCache
 from .nodes import leaf
 from .reflection import field, items, object_key, optional_field, type_key
 from .tensors import scalar_json
-from .tir_text import dim_value, prim_dtype
+from .tir_text import dim_value, leaf_text, prim_dtype
 from .walk import DocumentWriter, Expansion, Walk
 
 __all__ = ["TirSerializer", "buffer_json", "primfunc_signature"]
@@ -159,7 +159,11 @@ class TirSerializer:
         """An index, extent or condition as a JSON value: an int, or short text."""
         if isinstance(expr, int):
             return expr
-        return self._texts.get(expr, lambda e: dim_value(e, self._subtexts))
+        found = leaf_text(expr)  # a constant or a variable: one read, cheaper than a cache entry
+        return found if found is not None else self._texts.get(expr, self._text_of)
+
+    def _text_of(self, expr: Any) -> Any:
+        return dim_value(expr, self._subtexts)
 
     def _region(self, region: Any) -> str:
         source = optional_field(region, "buffer") or optional_field(region, "source")
@@ -242,15 +246,15 @@ class TirSerializer:
         predicate = self.text(realize.predicate)
         if predicate not in (True, 1, "True"):
             node["predicate"] = predicate
-        return Expansion([realize.block], lambda walk, ids: {**node, "block": ids[0]})
+        return Expansion([realize.block], _block_of, None, node)
 
     def _buffer_store(self, store: Any) -> Expansion:
         node = {"node_kind": "BufferStore", "buffer": str(field(field(store, "buffer"), "name")),
                 "indices": [self.text(i) for i in items(field(store, "indices"))]}
-        return Expansion([field(store, "value")], lambda walk, ids: {**node, "value": ids[0]})
+        return Expansion([field(store, "value")], _value, None, node)
 
     def _seq(self, seq: Any) -> Expansion:
-        return Expansion(items(field(seq, "seq")), lambda walk, ids: {"node_kind": "SeqStmt", "seq": ids})
+        return Expansion(items(field(seq, "seq")), _seq_of)
 
     def _if_then_else(self, stmt: Any) -> Expansion:
         node = {"node_kind": "IfThenElse", "condition": self.text(stmt.condition)}
@@ -301,7 +305,7 @@ class TirSerializer:
         return _with_body(node, stmt.body)
 
     def _evaluate(self, stmt: Any) -> Expansion:
-        return Expansion([stmt.value], lambda walk, ids: {"node_kind": "Evaluate", "value": ids[0]})
+        return Expansion([stmt.value], _value, None, {"node_kind": "Evaluate"})
 
     # -- expressions -----------------------------------------------------------------------
 
@@ -325,9 +329,7 @@ class TirSerializer:
         dtype = prim_dtype(imm)
         raw = field(imm, "value")
         value = scalar_json(bool(raw) if dtype == "bool" else raw)
-        key = ("Const", dtype, repr(value))
-        return Expansion((), lambda walk, ids: walk.shared(key, lambda: {
-            "node_kind": "Const", "value": value, "dtype": dtype}))
+        return Expansion((), _constant_of, None, (("Const", dtype, repr(value)), value, dtype))
 
     def _var(self, var: Any) -> Expansion:
         return leaf({"node_kind": "Var", "name": str(field(var, "name")), "dtype": prim_dtype(var), "shape": []})
@@ -339,11 +341,41 @@ class TirSerializer:
 def _with_body(node: Dict[str, Any], body: Optional[Any]) -> Expansion:
     if body is None:
         return leaf(node)
-    return Expansion([body], lambda walk, ids: {**node, "body": ids[0]})
+    return Expansion([body], _body, None, node)
+
+
+def _body(walk: Walk, ids: List[int], node: Dict[str, Any]) -> Dict[str, Any]:
+    return {**node, "body": ids[0]}
+
+
+def _value(walk: Walk, ids: List[int], node: Dict[str, Any]) -> Dict[str, Any]:
+    return {**node, "value": ids[0]}
+
+
+def _block_of(walk: Walk, ids: List[int], node: Dict[str, Any]) -> Dict[str, Any]:
+    return {**node, "block": ids[0]}
+
+
+def _seq_of(walk: Walk, ids: List[int]) -> Dict[str, Any]:
+    return {"node_kind": "SeqStmt", "seq": ids}
+
+
+def _constant_of(walk: Walk, ids: List[int], data: Tuple[Tuple[str, str, str], Any, str]) -> int:
+    key, value, dtype = data
+    return walk.shared(key, lambda: {"node_kind": "Const", "value": value, "dtype": dtype})
 
 
 def _scalar_type(expr: Any) -> Dict[str, Any]:
-    return {"dtype": prim_dtype(expr), "shape": []}
+    dtype = prim_dtype(expr)
+    found = _SCALAR_TYPES.get(dtype)
+    if found is None:
+        found = _SCALAR_TYPES[dtype] = {"dtype": dtype, "shape": []}
+    return found
+
+
+#: The type of a TIR scalar of each dtype: one dict shared by every node of that type (nodes'
+#: nested values are never changed in place; a replayed node shares them with its original).
+_SCALAR_TYPES: Dict[str, Dict[str, Any]] = {}
 
 
 def _is_one(expr: Any) -> bool:

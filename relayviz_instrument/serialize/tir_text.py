@@ -13,7 +13,7 @@ from .cache import GenerationalCache
 from .reflection import (FLOAT_IMM, INT_IMM, OBJECT, STRING_IMM, TIR_ANY, TIR_VAR, field, items, masked_text,
                          object_key, optional_field)
 
-__all__ = ["prim_dtype", "dim_value", "prim_text"]
+__all__ = ["prim_dtype", "dim_value", "prim_text", "leaf_text"]
 
 
 def prim_dtype(expr: Any) -> str:
@@ -83,9 +83,9 @@ _TEXT, _WRITTEN, _INT, _FLOAT, _VAR, _INFIX_OP, _CALLED_OP, _NOT, _CAST, _RAMP, 
     _CALL, _STRING, _OTHER = range(16)
 _BY_NAME = {"Not": _NOT, "Cast": _CAST, "Ramp": _RAMP, "Broadcast": _BROADCAST, "Select": _SELECT,
             "BufferLoad": _LOAD, "TensorLoad": _LOAD, "Call": _CALL}
-#: The kind of each class met so far, and whether its objects are TVM objects (whose text is
-#: remembered): a dict lookup per item instead of a row of isinstance checks against TVM's
-#: classes, about half a microsecond each, which were most of a TIR snapshot's time.
+#: The kind of each class met so far, and whether the text of its objects is remembered (TVM
+#: objects that are not leaves): a dict lookup per item instead of a row of isinstance checks
+#: against TVM's classes, about half a microsecond each, which were most of a TIR snapshot's time.
 _KINDS: Dict[type, Tuple[int, bool]] = {str: (_TEXT, False), _Written: (_WRITTEN, False)}
 
 
@@ -110,8 +110,13 @@ def _kind_of(cls: type) -> Tuple[int, bool]:
         kind = _STRING
     else:
         kind = _OTHER
-    found = _KINDS[cls] = (kind, issubclass(cls, OBJECT))
+    found = _KINDS[cls] = (kind, kind not in _LEAVES and issubclass(cls, OBJECT))
     return found
+
+
+#: Kinds whose text is read directly, never remembered: a constant's value or a variable's
+#: name is one read from TVM, cheaper than looking its text up (and keeping it).
+_LEAVES = frozenset({_INT, _FLOAT, _VAR, _STRING})
 
 
 def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> str:
@@ -151,7 +156,7 @@ def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> st
             value = field(item, "value")
             out.append(str(bool(value)) if value in (0, 1) and prim_dtype(item) == "bool" else str(int(value)))
         elif kind == _VAR:
-            out.append(str(optional_field(item, "name") or getattr(item, "name_hint", "?")))
+            out.append(_var_name(item))
         elif kind == _INFIX_OP:
             symbol, level = _INFIX[cls.__name__]
             right = _wrapped(field(item, "b"), level + (cls.__name__ in _LEFT_ONLY))
@@ -180,6 +185,22 @@ def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> st
         else:
             out.append(masked_text(item))
     return "".join(out)
+
+
+def leaf_text(expr: Any) -> Any:
+    """The text of a TIR integer constant (its value, an int) or variable (its name), read
+    directly, as :func:`dim_value` gives it; None for any other expression."""
+    cls = type(expr)
+    kind = (_KINDS.get(cls) or _kind_of(cls))[0]
+    if kind == _INT:
+        return int(field(expr, "value"))
+    if kind == _VAR:
+        return _var_name(expr)
+    return None
+
+
+def _var_name(var: Any) -> str:
+    return str(optional_field(var, "name") or getattr(var, "name_hint", "?"))
 
 
 def _wrapped(operand: Any, level: int) -> List[Any]:

@@ -41,11 +41,21 @@ class Expansion(NamedTuple):
 
     ``expand``, when set, expands the children instead of the walk's own function: the
     objects below a TIR PrimFunc in a Relax module are TIR's (TVM 0.2x shares classes such as
-    ``Var`` and ``Call`` between the dialects, so the class alone cannot tell)."""
+    ``Var`` and ``Call`` between the dialects, so the class alone cannot tell).
+
+    ``data``, when set, is passed to ``build`` as a third argument: a builder shared by every
+    node of a kind (a module-level function) with what it needs of this object, instead of a
+    closure made for each one. Expansions are kept for two snapshots, and a closure is three
+    more objects for Python's garbage collector to walk, tens of thousands in a TIR trace."""
 
     children: Sequence[Any]
-    build: Callable[["Walk", List[int]], Any]
+    build: Callable[..., Any]
     expand: Optional[Expand] = None
+    data: Any = None
+
+    def make(self, walk: "Walk", ids: List[int]) -> Any:
+        """The node, from the children's ids (or the id of an equal node ``walk`` has)."""
+        return self.build(walk, ids) if self.data is None else self.build(walk, ids, self.data)
 
 
 class Walk:
@@ -94,9 +104,11 @@ class Walk:
 
     def visit(self, root: Any) -> int:
         """Write ``root`` and everything it reaches, children first; return its node id."""
-        memo = self.memo
+        memo, nodes, starts = self.memo, self.nodes, self.starts
         previous = self._previous
-        if self._replayable:
+        before: Dict[int, int] = previous.starts if previous is not None else {}
+        replayable = self._replayable
+        if replayable:
             self._roots.append(root)
         stack: List[Tuple[Any, int, Expand, Optional[Tuple[List[int], Expansion, int]]]] = [
             (root, object_key(root), self.expand, None)]
@@ -105,30 +117,42 @@ class Walk:
             if key in memo:
                 continue
             if pending is None:
-                if previous is not None:
-                    start = previous.starts.get(key)
-                    if start is not None and previous.memo[key] - start + 1 >= self.REPLAY_FROM:
-                        replayed = self._replay(previous, start, previous.memo[key])
+                start = before.get(key)
+                if start is not None and previous is not None:
+                    end = previous.memo[key]
+                    if end - start + 1 >= self.REPLAY_FROM:
+                        replayed = self._replay(previous, start, end)
                         if replayed is not None:
                             memo[key] = replayed
                             continue
                 exp = expand(obj, key)
-                keys = [object_key(c) for c in exp.children]
-                stack.append((obj, key, expand, (keys, exp, len(self.nodes))))
-                inner = exp.expand or expand
-                for child, ckey in zip(reversed(exp.children), reversed(keys)):
-                    if ckey not in memo:
-                        stack.append((child, ckey, inner, None))
+                children = exp.children
+                if children:
+                    keys = [object_key(c) for c in children]
+                    stack.append((obj, key, expand, (keys, exp, len(nodes))))
+                    inner = exp.expand or expand
+                    for child, ckey in zip(reversed(children), reversed(keys)):
+                        if ckey not in memo:
+                            stack.append((child, ckey, inner, None))
+                    continue
+                keys, start = [], 0  # no children: built at once
             else:
                 keys, exp, start = pending
-                built = exp.build(self, [memo[k] for k in keys])
-                if isinstance(built, int):
-                    memo[key] = built
-                else:
-                    memo[key] = self.add(built, key)
-                    if keys and self._replayable:
-                        self.starts[key] = start
+            built = exp.make(self, [memo[k] for k in keys])
+            if isinstance(built, int):
+                memo[key] = built
+            else:
+                memo[key] = self.add(built, key)
+                if keys and replayable:
+                    starts[key] = start
         return memo[object_key(root)]
+
+    def finish(self) -> None:
+        """The document is written: let go of the walk it replayed. A walk is kept only for the
+        next one to replay; still holding its own predecessor, it would chain every walk of a
+        trace to the latest, with their nodes and the IR of every snapshot."""
+        self._previous = None
+        self._replayed = None
 
     def shared(self, key: Hashable, make: Callable[[], Dict[str, Any]]) -> int:
         """The id of the one node of this document stored under ``key``, made by ``make()`` the
@@ -288,5 +312,6 @@ class DocumentWriter:
 
     def _done(self, walk: Walk) -> None:
         """After a document: the caches move on; the walk is kept to be replayed."""
+        walk.finish()
         self.rotate()
         self._last = walk if self.replay else None
