@@ -64,12 +64,8 @@ class GenerationalCache(Generic[V]):
     def keep(self, keys: List[Any]) -> None:
         """Count the entries under ``keys`` as used by this snapshot (objects a walk copied
         from the last document without reading them): they live on for the next one."""
-        current, previous = self._current, self._previous
-        for key in keys:  # find(key) for each, inlined: a replayed snapshot keeps thousands
-            if key not in current:
-                hit = previous.pop(key, None)
-                if hit is not None:
-                    current[key] = hit
+        for key in keys:
+            self.find(key)
 
     def rotate(self) -> None:
         """Start a new snapshot: keep only what the snapshot just finished used."""

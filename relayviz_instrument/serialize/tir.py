@@ -344,16 +344,14 @@ def _with_body(node: Dict[str, Any], body: Optional[Any]) -> Expansion:
     return Expansion([body], _body, None, node)
 
 
-def _body(walk: Walk, ids: List[int], node: Dict[str, Any]) -> Dict[str, Any]:
-    return {**node, "body": ids[0]}
+def _one_child(name: str) -> Callable[[Walk, List[int], Dict[str, Any]], Dict[str, Any]]:
+    """The builder of a node with one child: its fields, and the child's id as ``name``."""
+    def build(walk: Walk, ids: List[int], node: Dict[str, Any]) -> Dict[str, Any]:
+        return {**node, name: ids[0]}
+    return build
 
 
-def _value(walk: Walk, ids: List[int], node: Dict[str, Any]) -> Dict[str, Any]:
-    return {**node, "value": ids[0]}
-
-
-def _block_of(walk: Walk, ids: List[int], node: Dict[str, Any]) -> Dict[str, Any]:
-    return {**node, "block": ids[0]}
+_body, _value, _block_of = _one_child("body"), _one_child("value"), _one_child("block")
 
 
 def _seq_of(walk: Walk, ids: List[int]) -> Dict[str, Any]:

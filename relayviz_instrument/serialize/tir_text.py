@@ -49,8 +49,9 @@ def dim_value(dim: Any, texts: "Optional[GenerationalCache[str]]" = None) -> Any
     its text (``n * 2``, see :func:`prim_text`, which uses and fills ``texts``)."""
     if isinstance(dim, int):
         return dim
-    if isinstance(dim, INT_IMM):
-        return int(field(dim, "value"))
+    leaf = leaf_text(dim)
+    if leaf is not None:
+        return leaf
     if isinstance(dim, TIR_ANY):
         return "?"
     return prim_text(dim, texts)
