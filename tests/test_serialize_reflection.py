@@ -36,6 +36,21 @@ def test_items_are_the_elements_list_gives_in_order() -> None:
     assert items((1, 2)) == [1, 2]  # a Python sequence passes through
 
 
+@pytest.mark.skipif(not NEW_TVM, reason="tvm-ffi (TVM 0.2x) only: older TVMs have no per-call setting")
+def test_arrays_are_read_through_handles_of_our_own_that_keep_the_gil() -> None:
+    import tvm_ffi
+
+    from relayviz_instrument.serialize import reflection
+
+    # Our handles keep Python's lock through the call (taking it back costs more than the read)...
+    assert reflection._ARRAY_ITEM.release_gil is False and reflection._ARRAY_SIZE.release_gil is False
+    # ...and tvm-ffi's own functions, which TVM and the user's code call, are left as they were.
+    assert reflection._ARRAY_ITEM is not tvm_ffi._ffi_api.ArrayGetItem
+    assert tvm_ffi._ffi_api.ArrayGetItem.release_gil is True and tvm_ffi._ffi_api.ArraySize.release_gil is True
+    n = TIR.Var("n", "int64")
+    assert [object_key(x) for x in items(tvm.runtime.convert([n, n]))] == [object_key(n)] * 2
+
+
 def test_map_items_are_the_pairs_items_gives_in_order() -> None:
     x = TIR.Var("x", "int64")
     funcs = {f"f{i}": TIR.PrimFunc([x], TIR.Evaluate(x + i)) for i in range(3)}

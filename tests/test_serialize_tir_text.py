@@ -69,6 +69,20 @@ def test_a_deep_expression_needs_no_recursion() -> None:
     assert prim_text(expr) == " + ".join(["i"] * (depth + 1))
 
 
+def test_parentheses_stay_right_where_a_deep_expression_is_written_without_recursion() -> None:
+    # Arithmetic is written by recursion down to a depth, then the rest without: the text must
+    # not show where. A right-nested difference needs parentheses at every level.
+    i = TIR.Var("i", "int32")
+    depth = 3 * sys.getrecursionlimit()
+    expr, expected = TIR.Sub(i, i), "i - i"
+    for _ in range(depth):
+        expr, expected = TIR.Sub(i, expr), f"i - ({expected})"
+    texts: GenerationalCache[str] = GenerationalCache()
+    assert prim_text(expr) == prim_text(expr, texts) == expected
+    assert prim_text(TIR.Mul(expr, i), texts) == f"({expected}) * i"  # sub-expressions remembered: the same
+    assert prim_text(TIR.min(expr, TIR.max(i, expr))) == f"min({expected}, max(i, {expected}))"
+
+
 def test_the_text_cache_remembers_every_subexpression(n: tvm.ir.PrimExpr, m: tvm.ir.PrimExpr) -> None:
     texts: GenerationalCache[str] = GenerationalCache()
     inner = (n + m) * 2

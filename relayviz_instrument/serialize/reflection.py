@@ -129,8 +129,27 @@ def _array_api() -> Any:
 
 
 _ARRAY_API = _array_api()
-_ARRAY_SIZE: Any = getattr(_ARRAY_API, "ArraySize", None)
-_ARRAY_ITEM: Any = getattr(_ARRAY_API, "ArrayGetItem", None)
+
+
+def _holding_the_gil(name: str) -> Any:
+    """``_ARRAY_API``'s function ``name``, as a handle of our own that keeps Python's lock (GIL)
+    through the call where tvm-ffi can say so (TVM 0.2x releases it around every call by
+    default, and taking it back costs more than reading an element). The functions read
+    a container and never call back into Python; other users of the function are untouched."""
+    shared = getattr(_ARRAY_API, name, None)
+    ffi = _tvm_ffi()
+    if shared is None or ffi is None:
+        return shared
+    try:
+        own = ffi.get_global_func(f"ffi.{name}")
+        own.release_gil = False
+    except (AttributeError, ValueError):  # a tvm-ffi without the setting, or without the name
+        return shared
+    return own
+
+
+_ARRAY_SIZE: Any = _holding_the_gil("ArraySize")
+_ARRAY_ITEM: Any = _holding_the_gil("ArrayGetItem")
 
 
 def items(array: Any) -> List[Any]:

@@ -63,9 +63,10 @@ def buffer_json(buffer: Any) -> Dict[str, Any]:
     return out
 
 
-def primfunc_signature(func: Any) -> List[Dict[str, Any]]:
+def primfunc_signature(func: Any, describe: Callable[[Any], Dict[str, Any]] = buffer_json) -> List[Dict[str, Any]]:
     """A PrimFunc's parameters: ``{"name", "dtype"}``, with the buffer's ``shape`` (and
-    ``buffer`` name and ``scope`` where they say more) for a buffer parameter."""
+    ``buffer`` name and ``scope`` where they say more) for a buffer parameter.
+    ``describe``: what gives a buffer's :func:`buffer_json` (a serializer's cache of it)."""
     buffer_map = optional_field(func, "buffer_map")
     out = []
     for param in items(func.params):
@@ -74,7 +75,7 @@ def primfunc_signature(func: Any) -> List[Dict[str, Any]]:
         if buffer is None and type(optional_field(param, "ty")).__name__ == "BufferType":
             buffer = param  # TVM 0.2x: the parameter is the buffer
         if buffer is not None:
-            described = buffer_json(buffer)
+            described = describe(buffer)
             entry["dtype"], entry["shape"] = described["dtype"], described["shape"]
             if described["name"] != entry["name"]:
                 entry["buffer"] = described["name"]
@@ -102,6 +103,12 @@ class TirSerializer:
         self._subtexts: GenerationalCache[str] = self._writer.cache()
         #: Attributes and annotations by object (a PrimFunc's print its target, a long text).
         self._attrs: GenerationalCache[Dict[str, Any]] = self._writer.cache()
+        #: What :func:`buffer_json` says of each buffer, and the text of each region: one buffer
+        #: is declared, allocated and read by many statements, and outlives most passes.
+        self._buffers: GenerationalCache[Dict[str, Any]] = self._writer.cache()
+        self._regions: GenerationalCache[str] = self._writer.cache()
+        #: A block's iteration variables, by object: a pass that rewrites a block's body keeps them.
+        self._iter_vars: GenerationalCache[Dict[str, Any]] = self._writer.cache()
         self._handlers: Dict[str, Callable[[Any], Expansion]] = {
             "PrimFunc": self._primfunc,
             "For": self._for, "While": self._while,
@@ -165,7 +172,15 @@ class TirSerializer:
     def _text_of(self, expr: Any) -> Any:
         return dim_value(expr, self._subtexts)
 
+    def buffer(self, buffer: Any) -> Dict[str, Any]:
+        """:func:`buffer_json` of ``buffer`` (cached by identity for two snapshots; shared, never
+        to be changed in place)."""
+        return self._buffers.get(buffer, buffer_json)
+
     def _region(self, region: Any) -> str:
+        return self._regions.get(region, self._region_text)
+
+    def _region_text(self, region: Any) -> str:
         source = optional_field(region, "buffer") or optional_field(region, "source")
         ranges = []
         for r in items(field(region, "region")):
@@ -180,7 +195,7 @@ class TirSerializer:
         func_attrs = func.attrs
         attrs = self.attrs_of(func_attrs) if func_attrs is not None and len(func_attrs.keys()) else {}
         symbol = attrs.get("global_symbol")
-        node: Dict[str, Any] = {"node_kind": "PrimFunc", "signature": primfunc_signature(func)}
+        node: Dict[str, Any] = {"node_kind": "PrimFunc", "signature": primfunc_signature(func, self.buffer)}
         if attrs:
             node["attrs"] = attrs
         fkey = object_key(func)
@@ -217,14 +232,12 @@ class TirSerializer:
     def _block(self, block: Any) -> Expansion:
         node: Dict[str, Any] = {
             "node_kind": "Block", "name": str(block.name_hint),
-            "iter_vars": [{"name": str(iv.var.name), "kind": _ITER_TYPES.get(int(iv.iter_type), str(iv.iter_type)),
-                           "min": self.text(iv.dom.min), "extent": self.text(iv.dom.extent)}
-                          for iv in items(block.iter_vars)],
+            "iter_vars": [self._iter_vars.get(iv, self._iter_var) for iv in items(block.iter_vars)],
             "reads": [self._region(r) for r in items(block.reads)],
             "writes": [self._region(r) for r in items(block.writes)],
         }
         if len(block.alloc_buffers):
-            node["alloc_buffers"] = [buffer_json(b) for b in items(block.alloc_buffers)]
+            node["alloc_buffers"] = [self.buffer(b) for b in items(block.alloc_buffers)]
         if len(block.match_buffers):
             node["match_buffers"] = [{"buffer": str(m.buffer.name), "source": self._region(m.source)}
                                      for m in items(block.match_buffers)]
@@ -239,6 +252,10 @@ class TirSerializer:
                 out["init"] = ids[1]
             return out
         return Expansion(children, build)
+
+    def _iter_var(self, iv: Any) -> Dict[str, Any]:
+        return {"name": str(iv.var.name), "kind": _ITER_TYPES.get(int(iv.iter_type), str(iv.iter_type)),
+                "min": self.text(iv.dom.min), "extent": self.text(iv.dom.extent)}
 
     def _block_realize(self, realize: Any) -> Expansion:
         node: Dict[str, Any] = {"node_kind": "BlockRealize",
@@ -287,7 +304,7 @@ class TirSerializer:
     def _allocate(self, stmt: Any) -> Expansion:
         buffer = optional_field(stmt, "buffer")
         if buffer is not None:
-            node: Dict[str, Any] = {"node_kind": "Allocate", **buffer_json(buffer)}
+            node: Dict[str, Any] = {"node_kind": "Allocate", **self.buffer(buffer)}
         else:  # TVM <= 0.19's Allocate: a data variable, its dtype and extents
             node = {"node_kind": "Allocate", "name": str(stmt.buffer_var.name), "dtype": str(stmt.dtype),
                     "shape": [dim_value(e) for e in items(stmt.extents)]}
@@ -300,7 +317,7 @@ class TirSerializer:
 
     def _realize(self, stmt: Any) -> Expansion:
         # TVM <= 0.19, before storage flattening: a buffer region made real around a body.
-        node = {"node_kind": "Allocate", **buffer_json(stmt.buffer),
+        node = {"node_kind": "Allocate", **self.buffer(stmt.buffer),
                 "shape": [self.text(r.extent) for r in items(stmt.bounds)], "realize": True}
         return _with_body(node, stmt.body)
 

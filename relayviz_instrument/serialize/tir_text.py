@@ -125,13 +125,67 @@ def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> st
 
     TVM's own printer is slow (it builds a whole TVMScript document) and spells constants as
     ``T.int64(2)``; shapes and indices need neither. Parentheses appear only where precedence
-    needs them. The walk is iterative: an index expression nests as deep as the loops around
-    it. Expressions it does not know are kept as TVM prints them, with addresses masked.
+    needs them. Expressions it does not know are kept as TVM prints them, with addresses masked.
 
     ``texts`` remembers the text of every sub-expression by identity (the parentheses around
     an operand are its parent's, so a sub-expression reads the same wherever it appears): a
     pass that rewrites an index keeps most of its parts, and their text is not read again.
     """
+    return _arith_text(expr, texts, 0)
+
+
+#: How deep :func:`_arith_text` recurses before the rest of an expression is written by
+#: :func:`_any_text`, which does not recurse: an index nests as deep as the loops around it.
+_RECURSION = 64
+
+
+def _arith_text(expr: Any, texts: "Optional[GenerationalCache[str]]", depth: int) -> str:
+    """The text of ``expr`` (see :func:`prim_text`): arithmetic and its leaves, the bulk of
+    indices and extents, by recursion (a call per sub-expression, quicker than the stack
+    machine of :func:`_any_text`, which writes every other kind and expressions nested deep)."""
+    cls = type(expr)
+    kind = (_KINDS.get(cls) or _kind_of(cls))[0]
+    if kind == _VAR:
+        return _var_name(expr)
+    if kind == _INT:
+        return _int_text(expr)
+    if (kind != _INFIX_OP and kind != _CALLED_OP) or depth > _RECURSION:
+        return _any_text(expr, texts)
+    if texts is not None:
+        key = object_key(expr)
+        known = texts.find(key)
+        if known is not None:
+            return known
+    name = cls.__name__
+    left, right = field(expr, "a"), field(expr, "b")
+    a, b = _arith_text(left, texts, depth + 1), _arith_text(right, texts, depth + 1)
+    if kind == _CALLED_OP:
+        text = f"{_CALLED[name]}({a}, {b})"
+    else:
+        symbol, level = _INFIX[name]
+        if _looser(left, level):
+            a = f"({a})"
+        if _looser(right, level + (name in _LEFT_ONLY)):
+            b = f"({b})"
+        text = f"{a} {symbol} {b}"
+    if texts is not None:
+        texts.store(key, expr, text)
+    return text
+
+
+def _looser(operand: Any, level: int) -> bool:
+    """Whether ``operand`` binds looser than ``level`` (it needs parentheses there)."""
+    infix = _INFIX.get(type(operand).__name__)
+    return infix is not None and infix[1] < level
+
+
+def _int_text(imm: Any) -> str:
+    value = field(imm, "value")
+    return str(bool(value)) if value in (0, 1) and prim_dtype(imm) == "bool" else str(int(value))
+
+
+def _any_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> str:
+    """The text of any expression (see :func:`prim_text`), written without recursion."""
     out: List[str] = []
     stack: List[Any] = [expr]
     kinds = _KINDS
@@ -154,8 +208,7 @@ def prim_text(expr: Any, texts: "Optional[GenerationalCache[str]]" = None) -> st
                 continue
             stack.append(_Written(key, item, len(out)))  # below the item's own parts
         if kind == _INT:
-            value = field(item, "value")
-            out.append(str(bool(value)) if value in (0, 1) and prim_dtype(item) == "bool" else str(int(value)))
+            out.append(_int_text(item))
         elif kind == _VAR:
             out.append(_var_name(item))
         elif kind == _INFIX_OP:
@@ -206,8 +259,7 @@ def _var_name(var: Any) -> str:
 
 def _wrapped(operand: Any, level: int) -> List[Any]:
     """An operand in order, in parentheses if it binds looser than ``level``."""
-    infix = _INFIX.get(type(operand).__name__)
-    return ["(", operand, ")"] if infix is not None and infix[1] < level else [operand]
+    return ["(", operand, ")"] if _looser(operand, level) else [operand]
 
 
 def _joined(items: List[Any]) -> List[Any]:
