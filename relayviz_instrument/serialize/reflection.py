@@ -143,7 +143,7 @@ def _holding_the_gil(name: str) -> Any:
     try:
         own = ffi.get_global_func(f"ffi.{name}")
         own.release_gil = False
-    except (AttributeError, ValueError):  # a tvm-ffi without the setting, or without the name
+    except Exception:  # a tvm-ffi without the setting or the name: its shared function, as before
         return shared
     return own
 
