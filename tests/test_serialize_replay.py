@@ -4,7 +4,8 @@ cases where copying would go wrong: a function its module now names otherwise, a
 written already before the copy, a copy referring to a node the new document lacks.
 
 Each document is compared byte for byte with the document a serializer that never replays
-writes for the same module after the same history (the caches alike, only the walk differs).
+writes for the same module after the same history (the caches alike, only the walk differs),
+and with the document of a serializer that never saw another module (no cache warm at all).
 """
 
 from __future__ import annotations
@@ -86,12 +87,37 @@ def test_every_snapshot_of_a_llama_compile_replays_to_what_a_walk_writes(llama_m
     assert replayed > nodes * 0.3, (replayed, nodes)
 
 
-@needs_torch
-def test_every_snapshot_of_a_torch_resnet_compile_replays_to_what_a_walk_writes():
+@pytest.fixture(scope="module")
+def resnet_modules() -> List[Tuple[str, Any]]:
     from relayviz_instrument.demo.relax_models import relax_workload
 
-    nodes, replayed = _compare(_compiled_modules(relax_workload("resnet18")), tir_bodies=False)
+    return _compiled_modules(relax_workload("resnet18"))
+
+
+@needs_torch
+def test_every_snapshot_of_a_torch_resnet_compile_replays_to_what_a_walk_writes(resnet_modules):
+    nodes, replayed = _compare(resnet_modules, tir_bodies=False)
     assert replayed > nodes * 0.3, (replayed, nodes)
+
+
+def _remembering_writes_what_a_fresh_serializer_writes(modules: List[Tuple[str, Any]]) -> None:
+    """Each module's document, statement by statement, from serializers that served every module
+    before it (what they read is cached by object: expressions, buffers, regions, iteration
+    variables) equals the document of a serializer that never saw another module."""
+    remembering = {ir: serializer_for(ir, tir_bodies=True) for ir in ("relax", "tir")}
+    for i, (ir, mod) in enumerate(modules):
+        fresh = serializer_for(ir, tir_bodies=True).module(mod)
+        assert orjson.dumps(remembering[ir].module(mod)) == orjson.dumps(fresh), f"module {i} ({ir}) differs"
+
+
+def test_every_snapshot_of_a_llama_compile_is_what_a_fresh_serializer_writes(llama_modules):
+    _remembering_writes_what_a_fresh_serializer_writes(llama_modules)
+
+
+@needs_torch
+def test_every_snapshot_of_a_torch_resnet_compile_is_what_a_fresh_serializer_writes(resnet_modules):
+    assert sum(ir == "tir" for ir, _ in resnet_modules) > 20  # the TIR pipeline's modules, blocks to lowered
+    _remembering_writes_what_a_fresh_serializer_writes(resnet_modules)
 
 
 # -- the cases where a copy must not be made ------------------------------------------------
