@@ -19,7 +19,7 @@ import gc
 import json
 import sys
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
@@ -31,6 +31,7 @@ from relayviz_instrument.capture import guard as guard_module
 from relayviz_instrument.capture import instrument as instrument_module
 from relayviz_instrument.demo.relax_models import relax_workload
 from relayviz_instrument.errors import CompilationInterrupted
+from relayviz_instrument.store import directory as directory_module
 from relayviz_instrument.store import sink as sink_module
 
 _WATCHED = {instrument_module.__file__, guard_module.__file__, sink_module.__file__}
@@ -41,9 +42,9 @@ _BROKEN = ("twice", "never began", "the instrument failed")
 Tracer = Callable[[FrameType, str, Any], Any]
 
 
-def _interrupting(at: int, lines: Dict[Tuple[str, int], int]) -> Tracer:
-    """A trace function raising KeyboardInterrupt on the ``at``-th line run in the watched files
-    (none for 0, which notes where each line first ran in ``lines``)."""
+def _interrupting(at: int, lines: Dict[Tuple[str, int], int], code: Optional[CodeType] = None) -> Tracer:
+    """A trace function raising KeyboardInterrupt on the ``at``-th line run in the watched files,
+    or in the function ``code`` only (none for 0, which notes where each line first ran in ``lines``)."""
     count = 0
 
     def local(frame: FrameType, event: str, arg: Any) -> Any:
@@ -56,17 +57,20 @@ def _interrupting(at: int, lines: Dict[Tuple[str, int], int]) -> Tracer:
         return local
 
     def calls(frame: FrameType, event: str, arg: Any) -> Optional[Tracer]:
+        if code is not None:
+            return local if frame.f_code is code else None
         return local if frame.f_code.co_filename in _WATCHED else None
 
     return calls
 
 
-def _trace_interrupted_at(at: int, where: Path, lines: Dict[Tuple[str, int], int]) -> Tuple[RelayVizTrace, str]:
+def _trace_interrupted_at(at: int, where: Path, lines: Dict[Tuple[str, int], int],
+                          code: Optional[CodeType] = None) -> Tuple[RelayVizTrace, str]:
     mod = relax_workload("mlp")
     seq = tvm.transform.Sequential([relax.transform.LegalizeOps(), relax.transform.FoldConstant()])
     trace = RelayVizTrace(where)
     outcome = "built"
-    sys.settrace(_interrupting(at, lines))
+    sys.settrace(_interrupting(at, lines, code))
     try:
         with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
             seq(mod)
@@ -141,6 +145,30 @@ def test_a_ctrl_c_on_any_line_of_the_instrument_leaves_a_whole_and_truthful_trac
     assert not wrong, "\n".join(wrong)
     # Most lines are inside the guard, which carries the interruption to the caller.
     assert outcomes.get("interrupted", 0) > len(positions) // 2, outcomes
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.filterwarnings("ignore::relayviz_instrument.errors.TraceIncompleteWarning")
+def test_a_ctrl_c_on_any_line_of_any_manifest_append_leaves_a_whole_and_truthful_trace(tmp_path: Path) -> None:
+    # The store counts the manifest's bytes instead of asking the file at every line, and the
+    # sink settles a line cut short by that count: an interruption between the count and the
+    # write must not make an unwritten line count as written (its event would then lack a
+    # line), nor a written one as unwritten (a second line). The test above interrupts each
+    # line where it first runs (the header's append); here every run of every line of
+    # append, whichever line it writes.
+    append = directory_module.DirectoryStore.append.__code__
+    wrong = []
+    for at in range(1, 1000):  # until the at-th line is past the last one append runs
+        where = tmp_path / f"at{at}"
+        trace, outcome = _trace_interrupted_at(at, where, {}, append)
+        if outcome == "built":
+            break
+        found = _what_is_wrong(trace, outcome, where)
+        if found is not None:
+            wrong.append(f"line run {at} ({outcome}): {found}")
+    assert not wrong, "\n".join(wrong)
+    # Every line of the header's, the six event lines' and the close's appends was interrupted.
+    assert at > 8 * 6 and trace.complete and _what_is_wrong(trace, outcome, where) is None, at
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 11), reason="CPython 3.11 handles a pending signal at RESUME, "

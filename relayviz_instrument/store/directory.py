@@ -46,6 +46,9 @@ class DirectoryStore:
         root = Path(path)
         self._compressor = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
         self._written: Set[Tuple[str, str]] = set()
+        #: The manifest's size in bytes as of the last line appended, or None when it is not known
+        #: (while a line is being written, after a reopening): then it is asked of the file.
+        self._size: Optional[int] = None
         try:
             if root.exists() and not root.is_dir():  # mkdir would say it exists, as if another trace held it
                 raise RelayVizTraceError(f"{root}: is a file, not a directory; pass a directory for the trace "
@@ -108,13 +111,23 @@ class DirectoryStore:
             except OSError as exc:
                 raise RelayVizTraceError(f"{self.root}: cannot reopen the manifest: "
                                          f"{exc.strerror or exc}") from exc
-        self._manifest.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
+        data = orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
+        size = self.written()
+        # Unknown until the line is flushed: a Ctrl-C in between leaves the answer to the file.
+        self._size = None
+        self._manifest.write(data)
         self._manifest.flush()
+        self._size = size + len(data)
 
     def written(self) -> int:
-        """The manifest's size in bytes, the lines buffered for writing included."""
+        """The manifest's size in bytes, the lines buffered for writing included: counted as
+        lines are appended (asking the file costs a system call, twice per pass event), and
+        asked of the file whenever the count is not known to be right."""
+        if self._size is not None:
+            return self._size
         if self._manifest is not None:
-            return self._manifest.tell()
+            self._size = self._manifest.tell()
+            return self._size
         try:
             return (self.root / MANIFEST).stat().st_size
         except OSError:
@@ -128,6 +141,7 @@ class DirectoryStore:
             try:
                 self._manifest.flush()
             finally:
+                self._size = None
                 self._manifest.close()
                 self._manifest = None
 
