@@ -20,7 +20,7 @@ from ._output import OutputConsole, print_error
 __all__ = ["main", "build_parser"]
 
 #: Command modules, in the order ``--help`` lists them.
-COMMANDS = ("demo", "run", "show", "report", "history", "diff", "validate", "inspect", "export", "view", "replay",
+COMMANDS = ("demo", "run", "show", "report", "history", "kernel", "diff", "validate", "inspect", "export", "view", "replay",
             "bisect")
 
 

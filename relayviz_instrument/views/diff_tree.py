@@ -45,7 +45,8 @@ def diff_counts(summary: Mapping[str, Any]) -> Text:
 
 @dataclass(frozen=True)
 class DiffView:
-    """A header line (``title``, ``details``, counts) and the diff's hunks as a tree.
+    """A header line (``title``, ``details``, counts), the ``notes`` (the kernels whose loop
+    nests changed, one line each), and the diff's hunks as a tree.
 
     Hunks of the same kind and label are shown once, with their count; the first of them
     lists its nodes (at most ``node_lines``): ``−`` removed, ``+`` added, ``~`` changed
@@ -56,6 +57,8 @@ class DiffView:
     title: str
     details: Sequence[str] = ()
     node_lines: int = NODE_LINES
+    #: Lines shown above the hunks: what the change did to each kernel's loop nest.
+    notes: Sequence[Text] = ()
 
     def header(self) -> Text:
         text = Text(printable(self.title), style="bold")
@@ -68,6 +71,8 @@ class DiffView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         tree = Tree(self.header(), guide_style="dim")
+        for note in self.notes:
+            tree.add(note)
         if self.diff.is_empty:
             tree.add(Text("no differences", style="dim"))
         for group in self.diff.groups():

@@ -10,6 +10,7 @@ InferType filled in. ``docs/json.md`` documents the JSON forms field by field.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Pattern, Tuple, Union
 
@@ -19,8 +20,11 @@ from rich.text import Text
 from ..names import printable
 
 from ..analysis.builds import split_builds
+from ..analysis.loop_nest import LoopNest, loop_nests
+from ..analysis.schedule_changes import KernelChange, kernel_changes
 from ..diff import GraphDiff
 from .diff_tree import DiffView, OpDeltaTable
+from .kernel_changes import kernel_change_lines
 from ..errors import RelayVizUsageError
 from ..analysis.pass_diffs import PassDiffs
 from ..analysis.pipeline import (FINISHING, PIPELINE, SCRATCH, credits, event_roles, kernel_delta, kernel_ops,
@@ -46,13 +50,18 @@ class PassChange:
     role: str = PIPELINE
     note: str = ""
     without_types: bool = False
+    #: What the pass did to each kernel's loop nest (snapshots with TIR statements only).
+    kernels: Tuple[KernelChange, ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         r, d = self.record, self.diff
-        return {"index": r.index, "name": r.name, "depth": r.depth, "role": self.role,
-                "duration_ms": None if r.ir in ARTIFACT_IRS else r.duration_ms,
-                "nodes_before": d.nodes_before, "nodes_after": d.nodes_after,
-                "types_inferred_by_nested_pass": self.without_types, **d.to_json()}
+        out = {"index": r.index, "name": r.name, "depth": r.depth, "role": self.role,
+               "duration_ms": None if r.ir in ARTIFACT_IRS else r.duration_ms,
+               "nodes_before": d.nodes_before, "nodes_after": d.nodes_after,
+               "types_inferred_by_nested_pass": self.without_types, **d.to_json()}
+        if self.kernels:
+            out["kernels"] = [k.to_json() for k in self.kernels]
+        return out
 
 
 @dataclass
@@ -99,7 +108,7 @@ class TraceReport:
                     details.append(change.note)
                 if change.without_types:
                     details.append("types left to its nested InferType")
-                yield DiffView(change.diff, r.name, details)
+                yield DiffView(change.diff, r.name, details, notes=kernel_change_lines(change.kernels))
             if build.op_deltas and any(delta for _, delta in build.op_deltas):
                 title = "operator calls across the pipeline" + (f" ({printable(build.label)})" if many else "")
                 yield OpDeltaTable(build.op_deltas, title=title)
@@ -135,6 +144,7 @@ def report_trace(trace: TraceLike, passes: Union[str, Pattern[str], None] = None
     records = trace.records
     by_index = {r.index: r for r in records}
     diffs = PassDiffs(trace)
+    nests = _KernelReader(diffs)
     reports = []
     for build in split_builds(records):
         members = build.members(by_index)
@@ -147,17 +157,19 @@ def report_trace(trace: TraceLike, passes: Union[str, Pattern[str], None] = None
             if role != PIPELINE and not everything and record.ir not in ARTIFACT_IRS:
                 continue
             result = diffs.diff(record)
-            assert result is not None
+            assert result is not None and record.before and record.after
             full[record.index] = result
             own = credit.get(record.index)
             if own is None or own.parts == ((record.before, record.after, False),):
-                found.append(PassChange(record, result, role, _note(record, role, by_index)))
+                found.append(PassChange(record, result, role, _note(record, role, by_index),
+                                        kernels=nests.changes(record.before, record.after)))
             elif own.by_nested_passes:
                 if everything:
                     found.append(PassChange(record, result, role, "the total of the passes nested in it"))
             else:
-                for (_, _, untyped), part in zip(own.parts, diffs.credited_diffs(own)):
-                    found.append(PassChange(record, part, role, _note(record, role, by_index), untyped))
+                for (a, b, untyped), part in zip(own.parts, diffs.credited_diffs(own)):
+                    found.append(PassChange(record, part, role, _note(record, role, by_index), untyped,
+                                            nests.changes(a, b)))
         on_pipeline = {i: d for i, d in full.items() if roles.get(i, PIPELINE) == PIPELINE}
         kernels, counted = {}, {}
         for i in on_pipeline:
@@ -173,6 +185,26 @@ def report_trace(trace: TraceLike, passes: Union[str, Pattern[str], None] = None
         reports.append(BuildReport(build.number, build.label(), found, deltas))
     diffs.save()
     return TraceReport(trace, reports, pattern is not None)
+
+
+class _KernelReader:
+    """The loop nests of the kernels of each snapshot, read once (a pass's after is the next
+    pass's before), and what each pass did to them."""
+
+    def __init__(self, diffs: PassDiffs) -> None:
+        self.diffs = diffs
+        self._nests: "OrderedDict[str, Dict[str, LoopNest]]" = OrderedDict()
+
+    def nests(self, ref: str) -> Dict[str, LoopNest]:
+        found = self._nests.get(ref)
+        if found is None:
+            found = self._nests[ref] = loop_nests(self.diffs.document(ref))
+            while len(self._nests) > 4:
+                self._nests.popitem(last=False)
+        return found
+
+    def changes(self, before: str, after: str) -> Tuple[KernelChange, ...]:
+        return tuple(kernel_changes(self.nests(before), self.nests(after)))
 
 
 def _compiled(passes: Union[str, Pattern[str], None]) -> Optional[Pattern[str]]:
