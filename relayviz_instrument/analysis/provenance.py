@@ -27,6 +27,7 @@ from ..diff import GraphDiff, Hunk, NodeInfo, NodeMatch
 from ..diff.changes import describe
 from ..diff.model import FieldChange
 from ..diff.graph import CanonicalGraph
+from .loop_nest import launched_kernels, read_loop_nest
 from .pass_diffs import PassDiffs
 from ..errors import RelayVizError
 from .pipeline import pipeline_events
@@ -361,8 +362,32 @@ class Provenance:
         hunk = self._step(step).created.get(node)
         if hunk is None:  # an Op node: hunks leave them to the calls that use them
             return NodeEvent("created", self.steps[step], key)
-        return NodeEvent("created", self.steps[step], key, self._step(step).diff.hunks[hunk],
-                         origins=tuple((step, a) for a in self.origins(step, hunk, node)))
+        origins = tuple((step, a) for a in self.origins(step, hunk, node))
+        host = self._split_from(key)
+        if host is not None and host not in origins:
+            origins += (host,)
+        return NodeEvent("created", self.steps[step], key, self._step(step).diff.hunks[hunk], origins=origins)
+
+    def _split_from(self, key: NodeKey) -> Optional[NodeKey]:
+        """The host function (in the snapshot before) of a device kernel that ``tirx.SplitHostDevice``
+        made (node ``key``): the function of the module that launches it, named after it
+        (``@X`` of ``@X_kernel``). The diff sees a new PrimFunc; the kernel's statements are the
+        host's, moved."""
+        position, node = key
+        after = self.document(position)
+        found = after["nodes"][node]
+        name = found.get("name")
+        if found.get("node_kind") != "PrimFunc" or not isinstance(name, str):
+            return None
+        before = self.document(position - 1).get("functions") or {}
+        if name in before:
+            return None
+        for host, index in before.items():
+            if name.startswith(host + "_kernel"):
+                nest = read_loop_nest(after, host)
+                if nest is not None and name in launched_kernels(nest):
+                    return (position - 1, index)
+        return None
 
     def first(self, key: NodeKey, at: int = 0) -> NodeKey:
         """The node ``key`` in the first snapshot it is in (from position ``at`` on)."""
@@ -425,6 +450,26 @@ class Provenance:
                     found.setdefault(r, []).append(i)
             self._descendants[position] = found
         return tuple(found.get(node, ()))
+
+    def named(self, name: str) -> Optional[int]:
+        """The snapshot to look for a node named ``name`` in (names as :meth:`find` reads them):
+        the last one if it has one, else the first that has one (a device kernel, which only the
+        TIR modules before the executable hold: from there its history runs both ways), else None."""
+        bare = name.lstrip("%@")
+        for position in [self.last, *range(self.last)]:
+            if any(n in (name, bare) for _, n in _node_names(self.document(position))):
+                return position
+        return None
+
+    def calling(self, op: str) -> Optional[int]:
+        """The snapshot to look for calls of the operator (or built kernel) ``op`` in: the last
+        if it calls it, else the input module (its calls followed forward), else the latest
+        snapshot that calls it; None when none does."""
+        for position in [self.last, 0, *range(self.last - 1, 0, -1)]:
+            view = self.view(position)
+            if any(view.op_name(r) == op for r in range(view.size)):
+                return position
+        return None
 
     def position_at(self, at: str) -> int:
         """The position of the snapshot ``at`` names: ``input`` (the input module), an event's

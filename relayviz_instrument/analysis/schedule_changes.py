@@ -329,8 +329,11 @@ def _alloc_text(alloc: Alloc) -> str:
 
 
 def _alloc_facts(before: List[Alloc], after: List[Alloc]) -> List[str]:
-    b = {a.buffer: a for a in reversed(before)}
-    a = {x.buffer: x for x in reversed(after)}
+    b: Dict[str, Alloc] = {}
+    a: Dict[str, Alloc] = {}
+    for found, allocs in ((b, before), (a, after)):
+        for alloc in allocs:
+            found.setdefault(alloc.buffer, alloc)  # the first of a buffer allocated twice
     facts = []
     for name, alloc in a.items():
         old = b.get(name)

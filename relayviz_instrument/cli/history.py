@@ -6,8 +6,11 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
+from rich.text import Text
 
+from ..analysis.kernel_story import KernelNests, host_of
 from ..errors import RelayVizUsageError
+from ..names import printable
 from ..views.history_tree import HistoryTree
 from ..analysis.provenance import Provenance, provenance
 from ..store import load_trace
@@ -37,27 +40,28 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     parser.set_defaults(func=run)
 
 
-def _position(prov: Provenance, args: argparse.Namespace) -> int:
+def _position(prov: Provenance, args: argparse.Namespace, console: Console) -> int:
     """The snapshot to pick nodes from (see the options)."""
     if args.at is not None:
         return prov.position_at(args.at)
-    last = prov.last
-    if args.op is None:
-        return last
-    # An operator the last snapshot no longer calls (a built module holds only kernels): the
-    # input module's calls, followed forward; else the latest snapshot that calls it.
-    for position in [last, 0, *range(last - 1, 0, -1)]:
-        view = prov.view(position)
-        if any(view.op_name(r) == args.op for r in range(view.size)):
-            return position
-    return last  # find() says which operators there are
+    if args.op is None:  # a name the last snapshot lacks (a device kernel): the first that has it
+        found = None if args.node.isdigit() else prov.named(args.node)
+        return prov.last if found is None else found
+    found = prov.calling(args.op)
+    host = None if found is not None else host_of(prov.trace, args.op, KernelNests(prov.cache))
+    if host is not None and prov.calling(host) is not None:  # a device kernel: its host's calls
+        if not args.json:
+            console.print(Text(printable(f"{args.op} is launched by its host function {host}: the calls of {host}"),
+                               style="dim"), soft_wrap=True)
+        args.op, found = host, prov.calling(host)
+    return prov.last if found is None else found  # find() says which operators there are
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
     if (args.node is None) == (args.op is None):
         raise RelayVizUsageError("give a NODE (an id or a name) or --op NAME, not both and not neither")
     prov = provenance(load_trace(args.trace))
-    position = _position(prov, args)
+    position = _position(prov, args, console)
     ids = prov.find(position, node=args.node, op=args.op)
     last = prov.last
     if args.json:

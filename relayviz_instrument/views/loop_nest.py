@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.padding import Padding
 from rich.text import Text
 
 from ..analysis.loop_nest import (ALLREDUCE, THREAD_BINDING, Alloc, Block, Branch, Dim, Loop, LoopNest, NestItem, Store,
@@ -147,7 +146,10 @@ class LoopNestView:
         room = max(8, options.max_width // 2)
         for line in self.lines():
             pad = min(room, 2 * (line.depth + self.indent))
-            yield Padding(Text(line.text, style=STYLES.get(line.kind, "")), (0, 0, 0, pad), expand=False)
+            # Wrapped here, each part under the line's indentation, and never padded to the width.
+            for part in Text(line.text, style=STYLES.get(line.kind, "")).wrap(console, options.max_width - pad):
+                part.rstrip()
+                yield Text(" " * pad) + part
 
     def to_json(self) -> Dict[str, Any]:
         return {**self.nest.to_json(), "lines": [line.to_json() for line in self.lines()]}
