@@ -180,7 +180,8 @@ def kernel_story(trace: TraceLike, name: str, *, cache: Optional[PassDiffs] = No
     return KernelStory(name, tuple(steps), host, devices if host is None else (), found)
 
 
-def _maker(record: PassRecord, kernel: str, by_index: Dict[int, PassRecord], nests: KernelNests) -> Optional[PassRecord]:
+def _maker(record: PassRecord, kernel: str, by_index: Dict[int, PassRecord],
+           nests: KernelNests) -> Optional[PassRecord]:
     """The innermost event around ``record`` whose input did not hold ``kernel`` yet."""
     parent = by_index.get(record.parent) if record.parent is not None else None
     while parent is not None:

@@ -20,8 +20,8 @@ from ._output import OutputConsole, print_error
 __all__ = ["main", "build_parser"]
 
 #: Command modules, in the order ``--help`` lists them.
-COMMANDS = ("demo", "run", "show", "report", "history", "kernel", "diff", "validate", "inspect", "export", "view", "replay",
-            "bisect")
+COMMANDS = ("demo", "run", "show", "report", "history", "kernel", "diff", "validate", "inspect", "export", "view",
+            "replay", "bisect")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ from ..analysis.schedule_changes import device_kernel
 from ..names import printable
 from ..store import TraceLike
 from .kernel_changes import kernel_change_text
-from .loop_nest import LoopNestView
+from .loop_nest import LoopNestView, wrapped
 
 __all__ = ["KernelHistory", "kernel_history"]
 
@@ -62,7 +62,7 @@ class KernelHistory:
                 title.append(printable(f" @{step.kernel}"))
             else:
                 title.append_text(kernel_change_text(step.change))
-            yield title
+            yield from wrapped(title, console, options.max_width)
             if not self.brief:
                 yield LoopNestView(step.nest, indent=1)
 

@@ -20,7 +20,7 @@ from ..analysis.loop_nest import (ALLREDUCE, THREAD_BINDING, Alloc, Block, Branc
                                   Sync)
 from ..names import printable
 
-__all__ = ["NestLine", "nest_lines", "LoopNestView", "loop_text", "alloc_text", "STYLES"]
+__all__ = ["NestLine", "nest_lines", "LoopNestView", "loop_text", "alloc_text", "wrapped", "STYLES"]
 
 #: How each kind of line is styled in a terminal (the HTML report has a class per kind).
 STYLES = {"bound": "bold cyan", "alloc": "magenta", "sync": "yellow", "block": "green", "launch": "bold cyan",
@@ -128,6 +128,16 @@ def _line(item: NestItem) -> Tuple[str, str, List[Tuple[int, Union[NestItem, str
     return f"launch kernel @{item.target}", "call", nested
 
 
+def wrapped(text: Text, console: Console, width: int, indent: int = 0) -> List[Text]:
+    """``text`` wrapped to ``width`` columns, each part under ``indent`` spaces, without the
+    spaces a wrap leaves at the end of a part (nothing is padded to the width)."""
+    out = []
+    for part in text.wrap(console, max(8, width - indent)):
+        part.rstrip()
+        out.append(Text(" " * indent) + part)
+    return out
+
+
 class LoopNestView:
     """A loop nest for the terminal: ``title`` (if any), then one line per item, indented two
     spaces a level; a long line wraps under its own indentation. Bound loops are bold cyan."""
@@ -146,10 +156,7 @@ class LoopNestView:
         room = max(8, options.max_width // 2)
         for line in self.lines():
             pad = min(room, 2 * (line.depth + self.indent))
-            # Wrapped here, each part under the line's indentation, and never padded to the width.
-            for part in Text(line.text, style=STYLES.get(line.kind, "")).wrap(console, options.max_width - pad):
-                part.rstrip()
-                yield Text(" " * pad) + part
+            yield from wrapped(Text(line.text, style=STYLES.get(line.kind, "")), console, options.max_width, pad)
 
     def to_json(self) -> Dict[str, Any]:
         return {**self.nest.to_json(), "lines": [line.to_json() for line in self.lines()]}
