@@ -456,7 +456,8 @@ class Provenance:
         the last one if it has one, else the first that has one (a device kernel, which only the
         TIR modules before the executable hold: from there its history runs both ways), else None."""
         bare = name.lstrip("%@")
-        for position in [self.last, *range(self.last)]:
+        order: List[int] = [self.last, *range(self.last)]
+        for position in order:
             if any(n in (name, bare) for _, n in _node_names(self.document(position))):
                 return position
         return None
@@ -465,7 +466,8 @@ class Provenance:
         """The snapshot to look for calls of the operator (or built kernel) ``op`` in: the last
         if it calls it, else the input module (its calls followed forward), else the latest
         snapshot that calls it; None when none does."""
-        for position in [self.last, 0, *range(self.last - 1, 0, -1)]:
+        order: List[int] = [self.last, 0, *range(self.last - 1, 0, -1)]
+        for position in order:
             view = self.view(position)
             if any(view.op_name(r) == op for r in range(view.size)):
                 return position
