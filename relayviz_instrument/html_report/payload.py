@@ -4,15 +4,22 @@ but reading the trace's snapshots through :class:`~relayviz_instrument.analysis.
 Each pass that changed the module is diffed once; the steps of the pipeline (the provenance
 chain) reuse those diffs. The viewer follows a node's history through ``steps``: the pass
 graph of each step pairs every node with the one it continues, and ``origins`` lists, for
-each hunk of a step, the nodes its created nodes came from.
+each hunk of a step, the nodes its created nodes came from. A pass graph also says what the
+pass did to each kernel's loop nest (``kernels``: its line, and its nests before and after,
+as lines kept once each in ``nests``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..diff import GraphDiff
+from ..analysis.kernel_story import KernelNests
+from ..analysis.loop_nest import LoopNest
 from ..analysis.pass_diffs import PassDiffs
+from ..analysis.schedule_changes import kernel_changes
+from ..views.loop_nest import nest_lines
 from ..views.overview import show_trace
 from ..analysis.provenance import Provenance
 from ..store import PassRecord, TraceLike
@@ -34,6 +41,11 @@ class _Builder:
         self._snapshot_positions: Dict[str, int] = {}
         self.graphs: List[Dict[str, Any]] = []
         self.graph_index: Dict[Tuple[str, str], int] = {}
+        #: Loop nests as the page shows them (lines), each once: a kernel unchanged by a pass
+        #: is the same nest before and after it, and the next pass's before.
+        self.nests: List[List[List[Any]]] = []
+        self._nest_index: Dict[Tuple[str, ...], int] = {}
+        self._loop_nests = KernelNests(cache)
 
     def snapshot_index(self, ref: str) -> int:
         index = self._snapshot_positions.get(ref)
@@ -55,10 +67,35 @@ class _Builder:
             hunks = [{"kind": h.kind, "label": h.label, "removed": list(h.removed), "added": list(h.added),
                       "matched": [list(p) for p in h.matched], "nodes": members}
                      for h, members in zip(diff.hunks, drawn["hunks"])]
-            self.graphs.append({"before": a, "after": b, "summary": diff.summary, "nodes": drawn["nodes"],
-                                "edges": drawn["edges"], "regions": drawn["regions"], "hunks": hunks,
-                                "pairs": [x for pair in sorted(diff.mapping.items()) for x in pair],
-                                "fields": _fields(diff)})
+            graph = {"before": a, "after": b, "summary": diff.summary, "nodes": drawn["nodes"],
+                     "edges": drawn["edges"], "regions": drawn["regions"], "hunks": hunks,
+                     "pairs": [x for pair in sorted(diff.mapping.items()) for x in pair], "fields": _fields(diff)}
+            kernels = self.kernels(before, after)
+            if kernels:
+                graph["kernels"] = kernels
+            self.graphs.append(graph)
+        return index
+
+    def kernels(self, before: str, after: str) -> List[Dict[str, Any]]:
+        """What the pass from ``before`` to ``after`` did to each kernel's loop nest: its line,
+        and the nests before and after it (indices into ``nests``)."""
+        out = []
+        for change in kernel_changes(self._loop_nests(before), self._loop_nests(after)):
+            entry: Dict[str, Any] = {"name": change.kernel, "verb": change.verb, "text": change.text(),
+                                     "before": self.nest(change.before), "after": self.nest(change.after)}
+            if change.devices:  # a split: the device kernels hold the nest now
+                entry["devices"] = [{"name": d.name, "nest": self.nest(self._loop_nests(after)[d.name])}
+                                    for d in change.devices]
+            out.append(entry)
+        return out
+
+    def nest(self, nest: LoopNest) -> int:
+        lines = [line.to_json() for line in nest_lines(nest)]
+        key = tuple(json.dumps(line) for line in lines)
+        index = self._nest_index.get(key)
+        if index is None:
+            index = self._nest_index[key] = len(self.nests)
+            self.nests.append(lines)
         return index
 
 
@@ -126,4 +163,5 @@ def report_data(trace: TraceLike, *, cache: Optional[PassDiffs] = None,
         "chain": chain,
         "steps": steps,
         "start": first_step,
+        "nests": build.nests,
     }

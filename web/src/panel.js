@@ -14,17 +14,48 @@ export class Panel {
     this.onRoots = onRoots;
     this.onNode = onNode;
     this.hunks = h('section', {class: 'hunks'});
+    this.kernels = h('div', {class: 'kernels'});
     this.node = h('section', {class: 'node'});
     container.append(this.hunks, this.node);
     this.hunks.addEventListener('click', (e) => {
       const item = e.target.closest('[data-group]');
       if (item) this.onHunk(+item.dataset.group);
     });
+    this.kernels.addEventListener('click', (e) => {
+      const item = e.target.closest('[data-kernel]');
+      if (item) this.showKernel(+item.dataset.kernel);
+    });
+  }
+
+  // What the pass did to each kernel's loop nest: one line each (as `relayviz report` says it);
+  // the selected kernel's nest before and after the pass below them.
+  setKernels(graph) {
+    this.kernelList = (graph && graph.kernels) || [];
+    if (!this.kernelList.length) { this.kernels.replaceChildren(); return; }
+    const items = this.kernelList.map((k, i) => h('li', {'data-kernel': i, class: `kv-${k.verb}`, title: k.text},
+      h('b', {}, k.verb), ' @', k.name));
+    this.nestPane = h('div', {class: 'nest-pane'});
+    this.kernels.replaceChildren(h('h3', {}, `Kernels (${items.length})`), h('ol', {class: 'kernel-list'}, items),
+      this.nestPane);
+    this.showKernel(0);
+  }
+
+  showKernel(i) {
+    const k = this.kernelList[i];
+    if (!k) return;
+    for (const li of this.kernels.querySelectorAll('li.sel')) li.classList.remove('sel');
+    const li = this.kernels.querySelector(`[data-kernel="${i}"]`);
+    if (li) li.classList.add('sel');
+    const parts = [h('p', {class: `kernel-change kv-${k.verb}`}, h('b', {}, k.verb), k.text.slice(k.verb.length)),
+      nestBlock('loop nest before', this.data.nests[k.before]), nestBlock('loop nest after', this.data.nests[k.after])];
+    for (const d of k.devices || []) parts.push(nestBlock(`after: device kernel @${d.name}`, this.data.nests[d.nest]));
+    this.nestPane.replaceChildren(...parts);
   }
 
   // Hunks of one kind and label are one group, listed with their count (as `relayviz report`).
   setPass(pass, graph) {
     this.groups = [];
+    this.setKernels(graph);
     if (!graph) {
       this.hunks.replaceChildren(h('h2', {}, pass ? pass.name : ''));
       this.node.replaceChildren();
@@ -43,6 +74,8 @@ export class Panel {
       h('h2', {}, pass.name, ' ', h('small', {}, `#${pass.i}`)),
       h('p', {class: 'counts'}, h('b', {class: 'plus'}, `+${s.added}`), ' ', h('b', {class: 'minus'}, `−${s.removed}`), ' ',
         h('b', {class: 'tilde'}, `~${s.changed + s.rewired}`), ` · ${s.unchanged} unchanged`),
+      this.kernelList.length ? this.kernels : '',
+      this.kernelList.length ? h('h3', {}, 'Hunks') : '',
       items.length ? h('ol', {class: 'hunk-list'}, items) : h('p', {class: 'dim'}, 'no differences'));
     this.node.replaceChildren(h('p', {class: 'dim'}, 'Click a node for its fields and its history.'));
   }
@@ -70,6 +103,10 @@ export class Panel {
     }
     parts.push(...this.history(pass, a, b));
     const raw = b >= 0 ? after.raw[b] : before.raw[a];
+    if (raw && raw.node_kind === 'PrimFunc') {  // a kernel the pass changed: its loop nests above
+      const k = this.kernelList.findIndex((x) => x.name === raw.name || (x.devices || []).some((d) => d.name === raw.name));
+      if (k >= 0) this.showKernel(k);
+    }
     parts.push(h('h3', {}, 'Fields'), fieldTable(raw, b >= 0 ? after.raw : before.raw));
     if (a >= 0 && b >= 0 && fields && fields.length) parts.push(h('h3', {}, 'Fields before'), fieldTable(before.raw[a], before.raw));
     this.node.replaceChildren(...parts);
@@ -134,6 +171,17 @@ export class Panel {
     out.push(h('ol', {class: 'events'}, items));
     return out;
   }
+}
+
+// A loop nest as indented lines: a loop bound to a thread, a thread launch, an allocation and
+// a barrier each marked by its kind (class nk-bound, nk-launch, nk-alloc, nk-sync, ...).
+function nestBlock(title, lines) {
+  const rows = (lines || []).map(([depth, text, kind]) => {
+    const row = h('div', {class: `nl nk-${kind}`}, text);
+    row.style.paddingLeft = `${depth * 0.9}em`;  // CSSOM: the page's policy refuses style attributes
+    return row;
+  });
+  return h('div', {class: 'nest'}, h('h4', {}, title), h('div', {class: 'nest-lines'}, rows));
 }
 
 function short(value) {
