@@ -180,3 +180,15 @@ def test_an_unknown_kernel_is_one_line_naming_some_that_exist(cuda: CudaTrace, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no kernel named 'no_such_kernel'" in err
     assert re.search(r"the trace's kernels include: (\w+, ){8}… \(\d+ more\)$", err.strip())
+
+
+def test_every_key_of_the_kernel_outputs_is_documented(cuda: CudaTrace, capsys: Any) -> None:
+    from test_json_docs import DOCUMENTED, keys
+
+    found = set()
+    for argv in (["kernel", str(cuda.path), DEVICE, "--json"],
+                 ["report", str(cuda.path), "--pass", "SplitHostDevice|ThreadSync", "--json"]):
+        assert main(argv) == 0
+        found |= set(keys(json.loads(capsys.readouterr().out)))
+    assert {"kernels", "device_kernels", "facts", "verb", "steps", "nest", "items", "iter_vars"} <= found
+    assert found - DOCUMENTED == set()

@@ -8,6 +8,7 @@ add, fused by FuseOps and FuseTIR. Skipped, with the reason, where nvcc is missi
 
 from __future__ import annotations
 
+import re
 from typing import Any, List
 
 import pytest
@@ -185,3 +186,27 @@ def test_the_device_kernel_holds_the_nest_and_its_host_launches_it(cuda: CudaTra
     assert [(a.buffer, a.scope) for a in device.allocations()] == [
         ("matmul_intermediate_reindex_pad_local", "local"), ("reshape5_reindex_pad_shared", "shared"),
         ("param_0_reindex_shared", "shared")]
+
+
+def test_a_reduction_lowered_across_threads_reads_as_such_in_report_and_diff(cuda: CudaTrace, capsys: Any) -> None:
+    import json
+
+    from relayviz_instrument.cli import main
+
+    trace = load_trace(cuda.path)
+    texts = {}
+    for name in ("s_tir.LowerCrossThreadReduction", "s_tir.LowerThreadAllreduce"):
+        [change] = report_trace(trace, f"^{re.escape(name)}$").passes
+        assert main(["diff", str(cuda.path), "--pass", f"#{change.record.index}", "--json"]) == 1
+        by_diff = {k["kernel"]: k["text"] for k in json.loads(capsys.readouterr().out)["kernels"]}
+        assert by_diff == {k.kernel: k.text() for k in change.kernels}
+        texts[name] = by_diff["rms_norm"]
+    assert texts == {
+        "s_tir.LowerCrossThreadReduction": "changed @rms_norm: +block T_multiply_red_write_back; "
+                                           "+local cross_thread_T_multiply_red_shared float32[1]; "
+                                           "+1 allreduce across threads",
+        "s_tir.LowerThreadAllreduce": "changed @rms_norm: +shared red_result float32[1]; "
+                                      "+shared red_buf_staging float32[2]; +local t0 float32[1]; "
+                                      "+local mask uint32[1]; +local red_buf0 float32[1]; "
+                                      "−local cross_thread_T_multiply_red_shared; +2 sync shared; "
+                                      "allreduce across threads lowered (1)"}

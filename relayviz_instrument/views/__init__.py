@@ -10,6 +10,9 @@ and prints one of the two.
     comparison.py       compare_files / compare_pass / compare_traces -> FileComparison, TraceComparison
     alignment_table.py  AlignmentTable, DivergenceView (over analysis.alignment)
     history_tree.py     HistoryTree (over analysis.provenance)
+    kernel_history.py   kernel_history  -> KernelHistory (relayviz kernel)
+    loop_nest.py        LoopNestView, nest_lines: a kernel's loop nest as indented lines
+    kernel_changes.py   kernel_change_text: a kernel change as one line of a report
     graph_report.py     inspect_graph   -> GraphReport
     file_check.py       check_file      -> FileCheck
     pass_replay.py      replay_event    -> ReplayResult

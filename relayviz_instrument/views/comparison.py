@@ -17,6 +17,9 @@ from ..analysis.alignment import Alignment, align
 from .alignment_table import AlignmentTable, DivergenceView
 from ..diff import GraphDiff, diff
 from .diff_tree import DiffView
+from .kernel_changes import kernel_change_lines
+from ..analysis.schedule_changes import KernelChange, document_kernel_changes
+from ..format import Document
 from ..errors import RelayVizUsageError
 from ..store.documents import read_document
 from ..analysis.selection import select_event
@@ -32,6 +35,8 @@ class FileComparison:
     before: str
     after: str
     diff: GraphDiff
+    #: What changed in each kernel's loop nest (documents with TIR statements only).
+    kernels: Tuple[KernelChange, ...] = ()
 
     @property
     def same(self) -> bool:
@@ -40,16 +45,24 @@ class FileComparison:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield DiffView(self.diff, f"{self.before} → {self.after}",
-                       [f"{self.diff.nodes_before} → {self.diff.nodes_after} nodes"])
+                       [f"{self.diff.nodes_before} → {self.diff.nodes_after} nodes"],
+                       notes=kernel_change_lines(self.kernels))
 
     def to_json(self) -> Dict[str, Any]:
-        """The diff as :meth:`GraphDiff.to_json` gives it."""
-        return self.diff.to_json()
+        """The diff as :meth:`GraphDiff.to_json` gives it, and ``kernels`` when a loop nest changed."""
+        out = self.diff.to_json()
+        if self.kernels:
+            out["kernels"] = [k.to_json() for k in self.kernels]
+        return out
+
+
+def _compared(before: str, after: str, doc_a: Document, doc_b: Document) -> FileComparison:
+    return FileComparison(before, after, diff(doc_a, doc_b), tuple(document_kernel_changes(doc_a, doc_b)))
 
 
 def compare_files(before: Union[str, "os.PathLike[str]"], after: Union[str, "os.PathLike[str]"]) -> FileComparison:
-    """Read two RelayViz documents or graph JSON files and diff them."""
-    return FileComparison(os.fspath(before), os.fspath(after), diff(read_document(before), read_document(after)))
+    """Read two RelayViz documents or graph JSON files and diff them (and their kernels' loop nests)."""
+    return _compared(os.fspath(before), os.fspath(after), read_document(before), read_document(after))
 
 
 def compare_pass(trace: Union[str, "os.PathLike[str]"], selector: Union[str, int]) -> FileComparison:
@@ -62,8 +75,8 @@ def compare_pass(trace: Union[str, "os.PathLike[str]"], selector: Union[str, int
         raise RelayVizUsageError(f"{loaded.path}: pass event #{record.index} ({printable(record.name)}) has no "
                                  f"snapshots ({why})")
     before, after = loaded.snapshot_path(record.before), loaded.snapshot_path(record.after)
-    return FileComparison(f"{printable(record.name)} #{record.index} before ({before.name})", f"after ({after.name})",
-                          diff(read_document(before), read_document(after)))
+    return _compared(f"{printable(record.name)} #{record.index} before ({before.name})", f"after ({after.name})",
+                     read_document(before), read_document(after))
 
 
 @dataclass
