@@ -205,27 +205,30 @@ def _not_found(trace: TraceLike, name: str, nests: KernelNests) -> str:
 
 
 def _operators(trace: TraceLike, cache: PassDiffs, kernel: str) -> Tuple[Tuple[str, int], ...]:
-    """The input module's operator calls the kernel's first node on the pipeline stems from
-    (its first PrimFunc node, else its first node of any kind), most frequent first."""
+    """The input module's operator calls the kernel's first node on the pipeline stems from:
+    its first PrimFunc node, else (when the diff paired that one with nothing that leads back,
+    as FuseTIR's of a small module can) the first node of its name, a fused Relax function;
+    most frequent first."""
     prov = Provenance(trace, cache)
     if not prov.refs:
         return ()
-    first: Optional[Tuple[int, int]] = None
+    first: Dict[bool, Tuple[int, int]] = {}  # is it a PrimFunc -> its first (position, id)
     for position in range(len(prov.refs)):
         doc = prov.document(position)
         index = (doc.get("functions") or {}).get(kernel)
         if isinstance(index, int) and 0 <= index < len(doc["nodes"]):
-            if doc["nodes"][index].get("node_kind") == "PrimFunc":
-                first = (position, index)
+            first.setdefault(doc["nodes"][index].get("node_kind") == "PrimFunc", (position, index))
+            if True in first:
                 break
-            if first is None:
-                first = (position, index)
-    if first is None:
-        return ()
     view = prov.view(0)
-    counts: Dict[str, int] = {}
-    for root in prov.roots(first):
-        op = view.op_name(view.rank_of[root])
-        if op is not None:
-            counts[op] = counts.get(op, 0) + 1
-    return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+    for key in (first.get(True), first.get(False)):
+        if key is None:
+            continue
+        counts: Dict[str, int] = {}
+        for root in prov.roots(key):
+            op = view.op_name(view.rank_of[root])
+            if op is not None:
+                counts[op] = counts.get(op, 0) + 1
+        if counts:
+            return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+    return ()
