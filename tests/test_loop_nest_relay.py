@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -14,6 +15,7 @@ from rich.console import Console
 from kerneltraces import relay_mlp
 from relayviz_instrument.analysis.kernel_story import kernel_story
 from relayviz_instrument.analysis.loop_nest import read_loop_nest
+from relayviz_instrument.cli import main
 from relayviz_instrument.store import load_trace
 from relayviz_instrument.views.kernel_history import kernel_history
 
@@ -100,3 +102,11 @@ def test_the_built_module_holds_the_kernel_as_its_last_lowering_left_it(mlp: Pat
     story = kernel_story(trace, KERNEL, operators=False)
     [packed] = [r for r in trace.records if r.name == "tir.MakePackedAPI" and r.before]
     assert read_loop_nest(trace.snapshot(packed.before), KERNEL) == story.steps[-1].nest
+
+
+def test_relayviz_kernel_on_a_relay_build(mlp: Path, capsys: Any) -> None:
+    assert main(["kernel", str(mlp), KERNEL, "--brief"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == [f"kernel @{KERNEL}", "stems from nn.bias_add, nn.dense, nn.relu of the input module"]
+    assert [line.split("  ")[0] for line in lines if "#" in line] == [
+        "LowerTensorExpr #103", "tir.StorageFlatten #156", "tir.VectorizeLoop #187", "tir.StorageRewrite #190"]
