@@ -12,17 +12,19 @@ innermost event that was running when it appeared. A pass that drops a kernel fr
 (``tirx.Filter`` keeping the host functions, a build that ends in an executable) ends
 nothing: the kernel goes on in the module that keeps it.
 
-The operators come from :mod:`~relayviz_instrument.analysis.provenance`: the input module's
+A trace of several compilations tells the story of the first that has the kernel. The
+operators come from :mod:`~relayviz_instrument.analysis.provenance`: the input module's
 calls the kernel's first node on the pipeline stems from (a device kernel, those of its host).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..errors import RelayVizError
 from ..store import PassRecord, TraceLike
+from .builds import split_builds
 from .loop_nest import LoopNest, launched_kernels, loop_nests
 from .pass_diffs import PassDiffs
 from .provenance import Provenance
@@ -131,16 +133,28 @@ def kernel_story(trace: TraceLike, name: str, *, cache: Optional[PassDiffs] = No
     """
     cache = cache if cache is not None else PassDiffs(trace, keep_documents=None)
     nests = KernelNests(cache)
-    records = list(trace.records)
     host = host_of(trace, name, nests)
     root = host if host is not None else name
+    by_index = {r.index: r for r in trace.records}
+    for build in split_builds(trace.records):  # the first compilation that has the kernel
+        steps, devices = _steps(build.members(by_index), name, host, root, nests)
+        if steps:
+            found = _operators(trace, cache, root) if operators else ()
+            return KernelStory(name, tuple(steps), host, devices if host is None else (), found)
+    raise RelayVizError(_not_found(trace, name, nests))
+
+
+def _steps(records: Sequence[PassRecord], name: str, host: Optional[str], root: str,
+           nests: KernelNests) -> Tuple[List[KernelStep], Tuple[str, ...]]:
+    """The steps of the kernel's story among ``records`` (one compilation), and the device
+    kernels it was split into."""
     nested: Dict[int, List[PassRecord]] = {}
     for r in records:
         if r.parent is not None:
             nested.setdefault(r.parent, []).append(r)
     by_index = {r.index: r for r in records}
     tracked = [root]
-    seen: Dict[str, LoopNest] = {}
+    seen: Set[str] = set()  # the kernels whose making is a step already
     steps: List[KernelStep] = []
     devices: Tuple[str, ...] = ()
     for record in events_by_end(records):
@@ -152,13 +166,13 @@ def kernel_story(trace: TraceLike, name: str, *, cache: Optional[PassDiffs] = No
             nest = before.get(kernel)
             if nest is not None and kernel not in seen:  # made before this event ran
                 steps.append(KernelStep(_maker(record, kernel, by_index, nests), kernel, nest))
-                seen[kernel] = nest
+                seen.add(kernel)
             if start == record.after or kernel not in after:
                 continue
             if nest is None:
                 if kernel not in seen:
                     steps.append(KernelStep(record, kernel, after[kernel]))
-                    seen[kernel] = after[kernel]
+                    seen.add(kernel)
                 continue
             change = next(iter(kernel_changes({kernel: nest}, after)), None)
             if change is None:
@@ -167,17 +181,12 @@ def kernel_story(trace: TraceLike, name: str, *, cache: Optional[PassDiffs] = No
                 split = tuple(d.name for d in change.devices)
                 devices = devices + split
                 tracked = [d for d in split if host is None or d == name]
-                for d in tracked:
-                    seen[d] = after[d]
+                seen.update(tracked)
                 steps.append(KernelStep(record, tracked[0] if len(tracked) == 1 else kernel,
                                         after[tracked[0]] if len(tracked) == 1 else after[kernel], change))
                 break
             steps.append(KernelStep(record, kernel, after[kernel], change))
-            seen[kernel] = after[kernel]
-    if not steps:
-        raise RelayVizError(_not_found(trace, name, nests))
-    found = _operators(trace, cache, root) if operators else ()
-    return KernelStory(name, tuple(steps), host, devices if host is None else (), found)
+    return steps, devices
 
 
 def _maker(record: PassRecord, kernel: str, by_index: Dict[int, PassRecord],
