@@ -5,7 +5,9 @@ both TVMs (``tvm.tir.Schedule`` of TVM 0.16, ``tvm.s_tir.Schedule`` of 0.2x)."""
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any, List, Tuple
+
+import pytest
 
 from rich.console import Console
 
@@ -86,3 +88,25 @@ def test_an_unchanged_kernel_has_no_change_and_the_json_keeps_every_item() -> No
     assert alloc == {"item": "alloc", "buffer": "A_shared", "dtype": "float32", "shape": [128, 256],
                      "scope": "shared"}
     assert outer["thread"] == "blockIdx.x" and outer["kind"] == "thread_binding"
+
+
+def test_a_document_nesting_loops_beyond_any_kernel_is_refused_in_one_line() -> None:
+    # A trace is input from anyone: a PrimFunc of 300 nested loops (no compiler writes one)
+    # is a format error, not a RecursionError; 150 are read.
+    from relayviz_instrument.analysis.loop_nest import MAX_DEPTH, read_loop_nest
+    from relayviz_instrument.errors import RelayVizFormatError
+    from relayviz_instrument.format import new_document
+
+    def nested(depth: int) -> Any:
+        nodes: List[Any] = [{"node_kind": "Const", "value": 0, "dtype": "int32"}, {"node_kind": "Evaluate", "value": 0}]
+        for i in range(depth):
+            nodes.append({"node_kind": "For", "loop_var": f"i{i}", "min": 0, "extent": 2, "kind": "serial",
+                          "body": len(nodes) - 1})
+        nodes.append({"node_kind": "PrimFunc", "name": "deep", "signature": [], "body": len(nodes) - 1})
+        return new_document(nodes, ir="tir", functions={"deep": len(nodes) - 1})
+
+    nest = read_loop_nest(nested(150), "deep")
+    assert nest is not None and sum(1 for _ in nest.walk()) == 150
+    with pytest.raises(RelayVizFormatError, match=f"'deep': statements nested more than {MAX_DEPTH} "):
+        read_loop_nest(nested(300), "deep")
+    assert loop_nests(nested(300)) == {}  # a report goes on without it

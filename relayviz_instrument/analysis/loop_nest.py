@@ -32,11 +32,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ..errors import RelayVizFormatError
 from ..format import Document
 
 __all__ = ["Dim", "IterVar", "Loop", "Block", "Alloc", "Sync", "Store", "Branch", "Intrinsic", "NestItem",
            "LoopNest", "read_loop_nest", "loop_nests", "kernel_names", "launched_kernels", "walk_items",
-           "THREAD_BINDING", "ALLREDUCE", "LAUNCH"]
+           "children", "THREAD_BINDING", "ALLREDUCE", "LAUNCH", "MAX_DEPTH"]
 
 #: A loop's extent or bound, a buffer's dimension: an integer, or the text of an expression.
 Dim = Union[int, str]
@@ -45,6 +46,9 @@ Dim = Union[int, str]
 THREAD_BINDING = "thread_binding"
 #: What an :class:`Intrinsic` is.
 ALLREDUCE, LAUNCH = "allreduce", "launch"
+
+#: How deep loops, blocks and conditionals may nest in a kernel that is read (a real one: tens).
+MAX_DEPTH = 200
 
 #: ``Evaluate`` calls that launch a kernel by name (their first argument).
 _LAUNCH_CALLS = ("call_ffi_kernel", "tvm_call_packed", "tvm_call_cpacked", "call_packed")
@@ -288,7 +292,10 @@ def kernel_names(doc: Document) -> List[str]:
 
 def read_loop_nest(doc: Document, name: str) -> Optional[LoopNest]:
     """The loop nest of the PrimFunc ``name`` of ``doc``, or None when ``doc`` has no such
-    PrimFunc with its statements (a trace without ``tir=True``, a Relax function)."""
+    PrimFunc with its statements (a trace without ``tir=True``, a Relax function).
+
+    Raises :class:`~relayviz_instrument.errors.RelayVizFormatError` for statements nested more
+    than :data:`MAX_DEPTH` deep (a document made to exhaust the reader)."""
     nodes = doc["nodes"]
     index = (doc.get("functions") or {}).get(name)
     if not isinstance(index, int) or not 0 <= index < len(nodes):
@@ -299,14 +306,22 @@ def read_loop_nest(doc: Document, name: str) -> Optional[LoopNest]:
         return None
     params = {str(p.get("buffer", p.get("name"))) for p in func.get("signature") or () if isinstance(p, dict)}
     reader = _Reader(nodes, set(doc.get("functions") or {}), params)
-    return LoopNest(name, reader.statements(body, in_block=False))
+    try:
+        return LoopNest(name, reader.statements(body, in_block=False))
+    except _TooDeep:
+        raise RelayVizFormatError(f"PrimFunc {name!r}: statements nested more than {MAX_DEPTH} loops, blocks or "
+                                  "conditionals deep; no compiler writes such a kernel") from None
 
 
 def loop_nests(doc: Document) -> Dict[str, LoopNest]:
-    """The loop nest of every PrimFunc of ``doc`` that carries its statements, by name."""
+    """The loop nest of every PrimFunc of ``doc`` that carries its statements, by name (one
+    nested beyond :data:`MAX_DEPTH` is left out: the reports go on without it)."""
     out = {}
     for name in kernel_names(doc):
-        nest = read_loop_nest(doc, name)
+        try:
+            nest = read_loop_nest(doc, name)
+        except RelayVizFormatError:
+            continue
         if nest is not None:
             out[name] = nest
     return out
@@ -317,6 +332,10 @@ def launched_kernels(nest: LoopNest) -> List[str]:
     return [item.target for item in nest.walk() if isinstance(item, Intrinsic) and item.op == LAUNCH]
 
 
+class _TooDeep(Exception):
+    pass
+
+
 class _Reader:
     """Reads statements of one document into nest items (each statement once per place)."""
 
@@ -324,6 +343,7 @@ class _Reader:
         self.nodes = nodes
         self.functions = functions
         self.params = params
+        self.depth = 0
 
     def node(self, ref: Any) -> Mapping[str, Any]:
         if isinstance(ref, int) and not isinstance(ref, bool) and 0 <= ref < len(self.nodes):
@@ -332,6 +352,15 @@ class _Reader:
 
     def statements(self, ref: Any, *, in_block: bool) -> Tuple[NestItem, ...]:
         """The items of the statement ``ref`` and of what it holds, compacted."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:  # a document from anyone: no kernel nests this deep
+                raise _TooDeep
+            return self._statements(ref, in_block=in_block)
+        finally:
+            self.depth -= 1
+
+    def _statements(self, ref: Any, *, in_block: bool) -> Tuple[NestItem, ...]:
         out: List[NestItem] = []
         # A worklist rather than recursion through sequences and the statements read through:
         # lowered code chains thousands of them (a let per common subexpression).
