@@ -11,7 +11,7 @@ A_shared float32[8, 4096] shared``; an item repeated (an unrolled body) ends wit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Tuple, Union
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
@@ -139,20 +139,18 @@ def wrapped(text: Text, console: Console, width: int, indent: int = 0) -> List[T
 
 
 class LoopNestView:
-    """A loop nest for the terminal: ``title`` (if any), then one line per item, indented two
-    spaces a level; a long line wraps under its own indentation. Bound loops are bold cyan."""
+    """A loop nest for the terminal: one line per item, indented two spaces a level (and
+    ``indent`` levels more); a long line wraps under its own indentation. Bound loops are bold
+    cyan."""
 
-    def __init__(self, nest: LoopNest, title: Optional[Text] = None, *, indent: int = 0) -> None:
+    def __init__(self, nest: LoopNest, *, indent: int = 0) -> None:
         self.nest = nest
-        self.title = title
         self.indent = indent
 
     def lines(self) -> List[NestLine]:
         return nest_lines(self.nest)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if self.title is not None:
-            yield self.title
         room = max(8, options.max_width // 2)
         for line in self.lines():
             pad = min(room, 2 * (line.depth + self.indent))
