@@ -76,14 +76,22 @@ def _run_relayviz(argv: list) -> "tuple[int, str]":
 
 
 def _evaluate_sh(example: Example) -> None:
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-    for command in _commands(str(example.parsed)):
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), path])  # `relayviz run -- python`
+    try:
+        _run_commands(str(example.parsed))
+    finally:
+        os.environ["PATH"] = path
+
+
+def _run_commands(source: str) -> None:
+    for command in _commands(source):
         argv = shlex.split(command, comments=True)
         if argv[0] == "relayviz":
             status, output = _run_relayviz(argv[1:])
             failed = status not in (0, 1)
         else:
-            done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, timeout=600)
+            done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=600)
             status, output = done.returncode, done.stdout + done.stderr
             failed = status != 0
         if failed:
@@ -123,11 +131,13 @@ def _setup(namespace: Dict[str, Any]) -> None:
     namespace["LEG"] = LEG
 
 
-pytest_collect_file = Sybil(
+#: The runner of every page's examples (tests/test_examples.py checks that it finds every block).
+EXAMPLES = Sybil(
     parsers=[CodeBlockParser(language="python", evaluator=_PythonOrFile()),
              CodeBlockParser(language="sh", evaluator=_evaluate_sh),
              SkipParser()],
     patterns=EXAMPLE_PAGES,
     fixtures=["docs_folder"],
     setup=_setup,
-).pytest()
+)
+pytest_collect_file = EXAMPLES.pytest()

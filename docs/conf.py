@@ -16,7 +16,7 @@ from relayviz_instrument import __version__  # noqa: E402
 
 project = "relayviz_instrument"
 author = "the relayviz_instrument authors"
-copyright = "the relayviz_instrument authors, Apache-2.0"  # noqa: A001 (Sphinx's name)
+copyright = "the relayviz_instrument authors, Apache-2.0"
 version = release = __version__
 
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "cli_reference"]
