@@ -18,7 +18,7 @@ SHELL       := /bin/bash
 # pip's notes about this machine's local index mirrors are noise; keep real errors.
 QUIET_PIP   := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup system-packages demo lint test bench fuzz scale schema snapshots web clean
+.PHONY: setup system-packages demo lint docs pictures test bench fuzz scale schema snapshots web clean
 
 setup: $(STAMP) $(STAMP_RELAX) system-packages
 
@@ -45,7 +45,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt requirements-relay.txt
 
 $(STAMP_RELAX): setup.cfg pyproject.toml constraints-relax.txt requirements-relax.txt
 	@test -x $(PY_RELAX) || { py="$$(tools/find-python $(RELAX_PYTHON_VERSION))"; echo "creating $(VENV_RELAX) with $$py"; "$$py" -m venv $(VENV_RELAX); }
-	$(PY_RELAX) -m pip install --quiet -c constraints-relax.txt -r requirements-relax.txt -e ".[test,all]" 2>&1 | $(QUIET_PIP)
+	$(PY_RELAX) -m pip install --quiet -c constraints-relax.txt -r requirements-relax.txt -e ".[test,all,docs]" 2>&1 | $(QUIET_PIP)
 	$(PY_RELAX) -c "import tvm, tvm.relax, torch, relayviz_instrument; print('tvm', tvm.__version__, 'with Relax, torch', torch.__version__ + ': ok')"
 	@touch $(STAMP_RELAX)
 
@@ -58,10 +58,22 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
+# The user manual (docs/), built by Sphinx into build/docs/ in the Relax leg's environment (Sphinx 9
+# needs Python 3.11; the `docs` extra). Warnings are errors: a broken link, a page in no table of
+# contents or a docstring autodoc cannot read fails the build, hence `make test` and CI.
+docs: $(STAMP_RELAX)
+	$(PY_RELAX) -m sphinx -W --keep-going -q -b html docs build/docs
+	@echo "the manual: build/docs/index.html"
+
+# The README's and the manual's images (docs/images/), from a traced relay.build of the MLP: the
+# terminal output recorded by rich, the HTML report screenshot by Chromium. Commit the result.
+pictures: setup
+	$(PY) tools/make-pictures
+
 # The suite runs in both legs (tests that need one IR are skipped, with the reason, in the
 # other), at the same time, one per core: the Relax leg's output follows the Relay leg's, and
 # the last lines say how many tests ran in each.
-test: setup lint
+test: setup lint docs
 	@logs="$$(mktemp -d)"; status=0; \
 	$(PY_RELAX) -m pytest $(PYTEST_ARGS) > "$$logs/relax" 2>&1 & relax=$$!; \
 	echo "== Relay leg ($(VENV)) =="; \
@@ -114,4 +126,4 @@ schema: setup
 	$(PY) -c "from relayviz_instrument.format.schema import write_schema; write_schema()"
 
 clean:
-	rm -rf $(VENV) $(VENV_RELAX) build *.egg-info .pytest_cache .mypy_cache .ruff_cache relayviz-trace test-artifacts
+	rm -rf $(VENV) $(VENV_RELAX) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache relayviz-trace test-artifacts

@@ -15,7 +15,10 @@ changed nothing (``changed`` False: the fixed path of callbacks, change test and
 lines, without a new snapshot), measured around the instrument's two callbacks of each event.
 Nothing is asserted.
 
-    python benchmarks/bench_events.py [--modules 100] [--build-every 10] [--repeat 5]
+``--against DIR`` adds a third way, traced by the ``relayviz_instrument`` of the checkout DIR
+(the code before a change), alternating with the other two: a change measured side by side.
+
+    python benchmarks/bench_events.py [--modules 100] [--build-every 10] [--repeat 5] [--against DIR]
 """
 
 from __future__ import annotations
@@ -129,22 +132,28 @@ def main() -> None:
     parser.add_argument("--modules", type=int, default=100)
     parser.add_argument("--build-every", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--against", metavar="DIR", default=None,
+                        help="also trace with the relayviz_instrument of the checkout DIR (the code before a change)")
     args = parser.parse_args()
-    runs: Dict[str, List[Dict[str, Any]]] = {"plain": [], "traced": []}
+    ways = {"plain": ("plain", None), "traced": ("traced", None)}
+    if args.against:
+        ways["traced (before)"] = ("traced", args.against)
+    runs: Dict[str, List[Dict[str, Any]]] = {way: [] for way in ways}
     for _ in range(args.repeat):
-        for mode in runs:
-            runs[mode].append(run_fresh(__file__, mode, str(args.modules), str(args.build_every)))
+        for way, (mode, code) in ways.items():
+            runs[way].append(run_fresh(__file__, mode, str(args.modules), str(args.build_every), code=code))
     plain = statistics.median(r["seconds"] for r in runs["plain"])
-    traced = statistics.median(r["seconds"] for r in runs["traced"])
-    per_event = statistics.median(1e6 * r["callback_seconds"] / r["events"] for r in runs["traced"])
-    per_unchanged = statistics.median(1e6 * r["unchanged_seconds"] / r["unchanged"] for r in runs["traced"])
-    last = runs["traced"][-1]
     print(f"{args.modules} small Relay modules, 5 passes + InferType each, relay.build every {args.build_every}th; "
           f"a fresh process per run, median of {args.repeat}, alternating")
-    print(f"  pass events: {last['events']} ({last['unchanged']} changed nothing)")
-    print(f"  untraced {plain:.2f} s   traced {traced:.2f} s   traced/untraced {traced / plain:.2f}")
-    print(f"  instrument {statistics.median(r['instrument'] for r in runs['traced']):.2f} s; per pass event "
-          f"{per_event:.0f} us; per event that changed nothing {per_unchanged:.0f} us")
+    for way in (w for w in ways if w != "plain"):
+        traced = statistics.median(r["seconds"] for r in runs[way])
+        per_event = statistics.median(1e6 * r["callback_seconds"] / r["events"] for r in runs[way])
+        per_unchanged = statistics.median(1e6 * r["unchanged_seconds"] / r["unchanged"] for r in runs[way])
+        last = runs[way][-1]
+        print(f"{way}: pass events: {last['events']} ({last['unchanged']} changed nothing)")
+        print(f"  untraced {plain:.2f} s   traced {traced:.2f} s   traced/untraced {traced / plain:.2f}")
+        print(f"  instrument {statistics.median(r['instrument'] for r in runs[way]):.2f} s; per pass event "
+              f"{per_event:.0f} us; per event that changed nothing {per_unchanged:.0f} us")
 
 
 if __name__ == "__main__":

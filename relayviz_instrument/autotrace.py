@@ -10,7 +10,11 @@ How it gets into every context, through TVM's Python API and no file of TVM:
   contexts a library opens for itself (``relay.quantize``, a frontend, a test helper) are seen;
 - ``PassContext.__enter__`` is wrapped to tell the instrument where each context is opened,
   and to say in the trace when a context made before tracing began is entered (its passes
-  cannot be seen);
+  cannot be seen); ``__exit__`` to end the context's section when TVM never told the trace
+  the context was left (an instrument listed before it raised in ``exit_pass_ctx``);
+- the instrument is invisible to the program: ``PassContext.instruments`` reads, in every
+  context, as it would untraced (``capture/contexts.py``), so a program (or TVM's own tests)
+  checking a context's instruments finds only its own;
 - ``relay.build``, ``relay.vm.compile`` and ``relax.build`` (which ``tvm.compile`` calls for a
   Relax module; where they exist) are wrapped to record what they return, as ``record_graph``
   would.
@@ -146,6 +150,7 @@ def _install_contexts(tracing: _Tracing) -> None:
     """Put the trace into TVM's default context and into every PassContext made or entered."""
     from tvm import transform
 
+    from .capture.contexts import context_instruments, hide_instruments
     from .capture.process_trace import ProcessTrace
 
     context_class = transform.PassContext
@@ -153,6 +158,7 @@ def _install_contexts(tracing: _Tracing) -> None:
     tracing.trace = trace
     made = context_class.__init__
     entered = context_class.__enter__
+    exited = context_class.__exit__
     signature = inspect.signature(made)
 
     @functools.wraps(made)
@@ -171,18 +177,26 @@ def _install_contexts(tracing: _Tracing) -> None:
         if _tracing is tracing:
             caller = sys._getframe(1)
             where = f"{caller.f_code.co_filename}:{caller.f_lineno}"
-            if any(_same(i, trace) for i in (self.instruments or ())):
+            if any(_same(i, trace) for i in context_instruments(self)):
                 trace.opening(self, where)
             else:
                 trace.note_unseen(f"a pass context made before tracing began was entered at {where}: "
                                   "its passes are not in the trace")
         return entered(self)
 
+    @functools.wraps(exited)
+    def __exit__(self: Any, *exc_info: Any) -> Any:
+        try:
+            return exited(self, *exc_info)
+        finally:
+            if _tracing is tracing:
+                trace.left(self)
+
     pass_class = transform.Pass
     run = pass_class.__call__
 
     def in_traced_context() -> bool:
-        return any(_same(i, trace) for i in (context_class.current().instruments or ()))
+        return any(_same(i, trace) for i in context_instruments(context_class.current()))
 
     @functools.wraps(run)
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -192,20 +206,23 @@ def _install_contexts(tracing: _Tracing) -> None:
 
     context_class.__init__ = __init__  # type: ignore[method-assign]
     context_class.__enter__ = __enter__  # type: ignore[method-assign]
+    context_class.__exit__ = __exit__  # type: ignore[method-assign]
     pass_class.__call__ = __call__  # type: ignore[method-assign]
 
     def undo() -> None:
         context_class.__init__ = made  # type: ignore[method-assign]
         context_class.__enter__ = entered  # type: ignore[method-assign]
+        context_class.__exit__ = exited  # type: ignore[method-assign]
         pass_class.__call__ = run  # type: ignore[method-assign]
 
     tracing.undo.append(undo)
+    tracing.undo.append(hide_instruments(context_class, lambda instrument: _same(instrument, trace)))
     default = context_class.current()
-    before = list(default.instruments or ())
+    before = context_instruments(default)
     default.override_instruments([*before, trace])
 
     def leave_default() -> None:
-        current = list(default.instruments or ())
+        current = context_instruments(default)
         default.override_instruments([i for i in current if not _same(i, trace)])
 
     tracing.undo.append(leave_default)

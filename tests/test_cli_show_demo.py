@@ -27,6 +27,21 @@ def test_demo_traces_a_build_and_prints_the_table(tmp_path, capsys):
     for record in changed:
         assert record.name in printed
     assert f"relayviz report {out}" in printed
+    # The build's own steps are named, not left as unexplained changes.
+    assert "note:" not in printed and "(outside any pass)" not in printed
+
+
+def test_demo_relax_names_the_builds_own_steps_and_leaves_nothing_unexplained(tmp_path, capsys):
+    """``relayviz demo --relax``, default and with the TIR passes: ``relax.build`` handing the
+    PrimFuncs to the TIR build is a step of the build, not a change outside any pass."""
+    for extra in ([], ["--tir"]):
+        out = tmp_path / f"demo{len(extra)}"
+        assert main(["demo", "--relax", "--model", "mlp", "--out", str(out), *extra]) == 0
+        printed = capsys.readouterr().out
+        assert load_trace(out).complete
+        assert "note:" not in printed and "(outside any pass)" not in printed
+        if extra:
+            assert "(step of relax.build: kept " in " ".join(printed.split())
 
 
 def test_show_lists_changed_passes_by_default_and_everything_with_all(resnet18_traced, capsys):

@@ -17,7 +17,8 @@ snapshot has one of these roles (:func:`event_roles`):
   functions, then device ones: none on a CPU) and goes on with the first.
 
 And where the module changed between two recorded events, outside any pass the trace saw
-(code between passes, or passes run under another PassContext), :func:`pipeline_gaps` says so.
+(a step of TVM's build, code between passes, or passes run under another PassContext),
+:func:`pipeline_gaps` says so (and ``steps.py`` which of those it was).
 A pipeline follows one module: what the passes returned, and what code between passes made of
 it. A pass run directly in the context on a module the caller made anew (``new_module``: it
 shares no function with the module before it, as when a test runs passes on one module after
@@ -28,7 +29,7 @@ another) starts a pipeline of its own, and one run again on a module the trace a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..diff import GraphDiff
 from ..format import Document
@@ -45,12 +46,15 @@ PIPELINE, FINISHING, SCRATCH = "pipeline", "finishing", "scratch"
 @dataclass(frozen=True)
 class Gap:
     """The module changed between two recorded events without a recorded pass changing it:
-    ``previous`` left ``old`` (a snapshot reference), ``next`` received ``new``."""
+    ``previous`` left ``old`` (a snapshot reference), ``next`` received ``new``; ``between`` is
+    where the code that changed it ran, when the trace knows (``PassRecord.between``; read by
+    :func:`~relayviz_instrument.analysis.steps.origin_of`)."""
 
     previous: int
     next: int
     old: str
     new: str
+    between: Optional[Mapping[str, Any]] = None
 
 
 def own_op_deltas(passes: Sequence[Tuple[int, Optional[int], str, Mapping[str, int]]]
@@ -163,7 +167,7 @@ def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
                 if r.before == received.get(last):  # what ``last`` made was set aside: not a change
                     _set_aside(last, roles, parents)
                 elif not r.new_module and r.before not in held:
-                    gaps.append(Gap(last, r.index, current, r.before))
+                    gaps.append(Gap(last, r.index, current, r.before, r.between))
             roles[r.index] = PIPELINE
             held.add(r.before)
         elif r.before == current:

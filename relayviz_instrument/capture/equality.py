@@ -10,8 +10,17 @@ registered, on which TVM raises after a slow walk (and a slower error message): 
 functions are compared without the module's attributes, and the attributes by identity.
 
 What is read of a module (its functions by identity, its dialect) is read once per module
-object and kept for the last few (:class:`ModuleReader`): a module is one event's output and
+state and kept for the last few (:class:`ModuleReader`): a module is one event's output and
 the next event's input, and in a build of small modules these reads cost more than TVM's walk.
+
+A module *state* is what the module holds, not the module object: an ``IRModule`` is edited in
+place by ordinary Python passes (``mod[gv] = f; return mod``, as dlight's
+``ApplyDefaultSchedule`` does), by ``update_func`` and ``del mod[gv]``, and by code between
+passes. :class:`ModuleContents` holds the objects a module holds (its map of functions, its
+attributes, its global infos and type definitions); TVM's maps are copy on write, so while
+they are held an edit in place gives the module new ones instead of changing these. Two
+states are the same when they hold the same objects, and a state, once read, keeps meaning
+what it meant: nothing here trusts the identity of a module object.
 """
 
 from __future__ import annotations
@@ -22,9 +31,10 @@ import tvm
 
 from ..format.irs import RELAX, TIR
 from ..serialize import functions_ir
-from ..serialize.reflection import dict_attrs_items, field, map_items, object_key
+from ..serialize.reflection import dict_attrs_items, field, map_items, object_key, optional_field
 
-__all__ = ["ModuleFacts", "ModuleReader", "structurally_equal", "shares_functions"]
+__all__ = ["ModuleContents", "ModuleFacts", "ModuleReader", "module_contents", "structurally_equal",
+           "shares_functions"]
 
 
 def _tvm_errors() -> Tuple[Type[BaseException], ...]:
@@ -54,28 +64,86 @@ _BY_FUNCTION = frozenset({RELAX, TIR})
 _OBJECT: Any = getattr(tvm.runtime, "Object", object)
 
 
+class ModuleContents:
+    """What a module object holds at one moment, by the objects that hold it: its map of
+    functions, its attributes, its global infos (Relax) and its type definitions (Relay's ADTs,
+    TVM <= 0.19), each ``None`` where the module or this TVM has none.
+
+    Holding them keeps them what they were: TVM's maps are copy on write, so an edit of the
+    module in place (``mod[gv] = f``, ``update_func``, ``del mod[gv]``, ``mod.update``, a C++
+    pass's ``mod->Add``) makes the module hold a new map while this one is referenced here,
+    and new attributes are a new object. Copy on write is invisible to everyone else: the
+    module, and every holder of it, sees the edit as before."""
+
+    __slots__ = ("functions", "attrs", "infos", "types")
+
+    def __init__(self, functions: Any, attrs: Any, infos: Any, types: Any) -> None:
+        self.functions = functions
+        self.attrs = attrs
+        self.infos = infos
+        self.types = types
+
+    def same(self, other: "ModuleContents") -> bool:
+        """Whether both hold the very same objects: then they are the same module state."""
+        return (_same_object(self.functions, other.functions) and _same_object(self.attrs, other.attrs)
+                and _same_object(self.infos, other.infos) and _same_object(self.types, other.types))
+
+
+def module_contents(mod: tvm.IRModule) -> ModuleContents:
+    """What ``mod`` holds now (see :class:`ModuleContents`): four field reads."""
+    return ModuleContents(field(mod, "functions"), field(mod, "attrs"), optional_field(mod, "global_infos"),
+                          optional_field(mod, "type_definitions"))
+
+
+def _same_object(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a is b or bool(a.same_as(b))
+
+
 class ModuleFacts:
-    """What the change test reads of one module object, each fact once and only when asked:
-    its dialect, its attributes object, its functions and type definitions by identity
-    (GlobalVar address -> function address, name -> definition address). The module object is
-    held, so that no other object takes its address while the facts are kept."""
+    """What the change test reads of one module state (:class:`ModuleContents`), each fact once
+    and only when asked: its dialect, its functions and type definitions by identity (GlobalVar
+    address -> function address, name -> definition address). Every fact is read from the held
+    contents, never from the module object, which may have been edited in place since; the
+    object is kept for reading the module as a whole while it still holds these contents."""
 
-    __slots__ = ("mod", "_ir", "_pairs", "_attrs", "_functions", "_types", "_names")
+    __slots__ = ("mod", "held", "_ir", "_pairs", "_functions", "_types", "_names")
 
-    def __init__(self, mod: tvm.IRModule) -> None:
+    def __init__(self, mod: tvm.IRModule, held: Optional[ModuleContents] = None) -> None:
         self.mod = mod
+        self.held = module_contents(mod) if held is None else held
         self._ir: Optional[str] = None
         self._pairs: Optional[List[Tuple[Any, Any]]] = None
-        self._attrs: Any = _UNREAD
         self._functions: Optional[Dict[int, int]] = None
         self._types: Any = _UNREAD
         self._names: Optional[Dict[str, int]] = None
+
+    def same(self, other: "ModuleFacts") -> bool:
+        """Whether both are one module state (the same contents, whatever the module objects)."""
+        return self is other or self.held.same(other.held)
+
+    def current(self) -> bool:
+        """Whether the module object still holds these contents (it was not edited in place)."""
+        return module_contents(self.mod).same(self.held)
+
+    def whole(self, current: bool = False) -> Optional[tvm.IRModule]:
+        """A module holding these contents without attributes, for TVM's comparison of whole
+        modules: the module object while it still holds them (``current``: known, not read
+        again), else one made anew around the held functions and type definitions; None if that
+        cannot stand for it (it held global infos, which a module made anew would lack)."""
+        if current or self.current():
+            return self.mod
+        held = self.held
+        if held.infos is not None and len(held.infos):
+            return None
+        return _bare(held)
 
     @property
     def pairs(self) -> List[Tuple[Any, Any]]:
         """The module's (GlobalVar, function) pairs."""
         if self._pairs is None:
-            self._pairs = map_items(field(self.mod, "functions"))
+            self._pairs = map_items(self.held.functions)
         return self._pairs
 
     @property
@@ -88,9 +156,7 @@ class ModuleFacts:
     @property
     def attrs(self) -> Any:
         """The module's attributes (a DictAttrs), or None."""
-        if self._attrs is _UNREAD:
-            self._attrs = self.mod.attrs
-        return self._attrs
+        return self.held.attrs
 
     @property
     def functions(self) -> Dict[int, int]:
@@ -103,7 +169,7 @@ class ModuleFacts:
     def types(self) -> Optional[Dict[str, int]]:
         """Type definitions by name (Relay's ADTs), or None on TVMs whose modules have none."""
         if self._types is _UNREAD:
-            types = _type_definitions(self.mod)
+            types = self.held.types
             self._types = None if types is None else {str(field(g, "name_hint")): object_key(d)
                                                       for g, d in map_items(types)}
         return self._types
@@ -120,46 +186,51 @@ _UNREAD = object()
 
 
 class ModuleReader:
-    """Reads the facts of the modules passes hand over, each module object once.
+    """Reads the facts of the module states passes hand over, each state once.
 
     The module a pass returns is usually the one the next pass receives, and a module is
     compared twice (as one event's output and the next one's input): the facts of the last
-    few module objects used are kept, with the objects themselves, until :meth:`forget` (a
-    pass run again and again on one input keeps that input's facts, as the snapshot policy
-    keeps its snapshot).
+    few module objects used are kept, with what they held, until :meth:`forget` (a pass run
+    again and again on one input keeps that input's facts, as the snapshot policy keeps its
+    snapshot). Kept facts are handed out again only while the module still holds what they
+    were read of: a module edited in place since is read anew.
     """
 
     def __init__(self, keep: int = 4) -> None:
         self._keep = keep
         self._recent: Dict[int, ModuleFacts] = {}
+        #: The facts handed out last: read from their module in the callback now running, where
+        #: nothing has edited it since (the policy compares a pass's input with its output then).
+        self._fresh: Optional[ModuleFacts] = None
 
     def facts(self, mod: tvm.IRModule) -> ModuleFacts:
-        """The facts of ``mod``, read now unless they are among the last few used."""
+        """The facts of what ``mod`` holds now: those kept for it if it still holds the same
+        objects (four field reads tell), else read anew."""
         key = object_key(mod)
+        held = module_contents(mod)
         found = self._recent.pop(key, None)
-        if found is None:
-            found = ModuleFacts(mod)
+        if found is None or not found.held.same(held):
+            found = ModuleFacts(mod, held)
             if len(self._recent) >= self._keep > 0:
                 del self._recent[next(iter(self._recent))]  # the least recently used
         if self._keep:
             self._recent[key] = found  # the most recently used, last
+        self._fresh = found
         return found
 
-    def alias(self, mod: tvm.IRModule, like: tvm.IRModule) -> None:
-        """Note that ``mod`` is a module equal to ``like`` (the policy found them equal): its
-        dialect is ``like``'s, not read again when the next pass receives it."""
-        known = self._recent.get(object_key(like))
-        if known is not None and known._ir is not None:
-            facts = self.facts(mod)
-            if facts._ir is None:
-                facts._ir = known._ir
+    def alias(self, facts: ModuleFacts, like: ModuleFacts) -> None:
+        """Note that ``facts`` are of a module state equal to ``like`` (the policy found them
+        equal): its dialect is ``like``'s, not read again when the next pass receives it."""
+        if like._ir is not None and facts._ir is None:
+            facts._ir = like._ir
 
     def forget(self) -> None:
         """Drop the modules held (when recording stops), so they can be freed."""
         self._recent = {}
+        self._fresh = None
 
-    def equal(self, a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
-        """``tvm.ir.structural_equal`` of two modules, or ``None`` when TVM cannot compare them.
+    def equal(self, a: ModuleFacts, b: ModuleFacts) -> Optional[bool]:
+        """``tvm.ir.structural_equal`` of two module states, or ``None`` when TVM cannot compare them.
 
         The same function objects under the same names (and the same attributes) are equal at
         once. Modules with attributes are compared by their functions and type definitions when
@@ -167,17 +238,19 @@ class ModuleReader:
         attribute may have no structural equality, and printing one to compare it (a
         FunctionInfo) would print a whole function.
         """
-        fa, fb = self.facts(a), self.facts(b)
-        same_attrs = _facts_same_attrs(fa, fb)
-        if same_attrs and _facts_same_functions(fa, fb):
+        same_attrs = _facts_same_attrs(a, b)
+        if same_attrs and _facts_same_functions(a, b):
             return True
-        if (same_attrs and fa.ir in _BY_FUNCTION and fa.functions.keys() == fb.functions.keys()
-                and fa.types == fb.types and _same_global_infos(a, b)):
-            return _each_function_equal(fa, fb)
-        if fa.attrs is not None or fb.attrs is not None:
-            return _functions_equal(a, b) if same_attrs else None
+        if (same_attrs and a.ir in _BY_FUNCTION and a.functions.keys() == b.functions.keys()
+                and a.types == b.types and _same_global_infos(a.held, b.held)):
+            return _each_function_equal(a, b)
+        if a.attrs is not None or b.attrs is not None:
+            return _functions_equal(a.held, b.held) if same_attrs else None
+        whole_a, whole_b = a.whole(a is self._fresh), b.whole(b is self._fresh)
+        if whole_a is None or whole_b is None:
+            return None
         try:
-            return bool(_STRUCTURAL_EQUAL(a, b))
+            return bool(_STRUCTURAL_EQUAL(whole_a, whole_b))
         except _TVM_ERRORS:
             return None
 
@@ -185,17 +258,18 @@ class ModuleReader:
 def structurally_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
     """``tvm.ir.structural_equal`` of two modules, or ``None`` when TVM cannot compare them
     (see :meth:`ModuleReader.equal`), reading both modules afresh."""
-    return ModuleReader(keep=0).equal(a, b)
+    return ModuleReader(keep=0).equal(ModuleFacts(a), ModuleFacts(b))
 
 
-def _functions_equal(a: tvm.IRModule, b: tvm.IRModule) -> Optional[bool]:
-    """Structural equality of the functions and type definitions of two modules, not their attributes."""
-    def bare(mod: tvm.IRModule) -> tvm.IRModule:
-        types = _type_definitions(mod)
-        return tvm.IRModule(mod.functions, types) if types is not None else tvm.IRModule(mod.functions)
+def _bare(held: ModuleContents) -> tvm.IRModule:
+    """A module made anew around held functions and type definitions, without attributes."""
+    return tvm.IRModule(held.functions, held.types) if held.types is not None else tvm.IRModule(held.functions)
 
+
+def _functions_equal(a: ModuleContents, b: ModuleContents) -> Optional[bool]:
+    """Structural equality of the functions and type definitions of two module states, not their attributes."""
     try:
-        return bool(_STRUCTURAL_EQUAL(bare(a), bare(b)))
+        return bool(_STRUCTURAL_EQUAL(_bare(a), _bare(b)))
     except _TVM_ERRORS:
         return None
 
@@ -221,18 +295,13 @@ def _each_function_equal(a: ModuleFacts, b: ModuleFacts) -> Optional[bool]:
     return True
 
 
-def _same_global_infos(a: tvm.IRModule, b: tvm.IRModule) -> bool:
-    """Whether two modules' global infos (Relax's virtual devices and the like) are the same
-    object, or both are empty or absent (TVM 0.16 without them)."""
-    infos_a, infos_b = getattr(a, "global_infos", None), getattr(b, "global_infos", None)
+def _same_global_infos(a: ModuleContents, b: ModuleContents) -> bool:
+    """Whether two module states' global infos (Relax's virtual devices and the like) are the
+    same object, or both are empty or absent (TVM 0.16 without them)."""
+    infos_a, infos_b = a.infos, b.infos
     if infos_a is None or infos_b is None:
         return infos_a is None and infos_b is None
     return object_key(infos_a) == object_key(infos_b) or (len(infos_a) == 0 and len(infos_b) == 0)
-
-
-def _type_definitions(mod: tvm.IRModule) -> Any:
-    """A module's ADT definitions (Relay); ``None`` on TVMs whose modules have none (0.2x)."""
-    return getattr(mod, "type_definitions", None)
 
 
 def _same_attrs(a: tvm.IRModule, b: tvm.IRModule) -> bool:

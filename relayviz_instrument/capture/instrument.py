@@ -50,13 +50,15 @@ from ..errors import (CompilationInterrupted, RelayVizDependencyError, RelayVizE
 from ..serialize import Serializer, serializer_for
 from ..serialize.reflection import field, object_key
 from ..store import DirectoryStore, MemoryStore, PassRecord, TraceSink, new_trace_dir
+from ..store.records import NO_GRAPH
 from .artifacts import artifact_document, record_artifact
-from .equality import ModuleReader, shares_functions
+from .contexts import context_instruments
+from .equality import ModuleFacts, ModuleReader, shares_functions
 from .guard import GuardedCall, InstrumentGuard, carried_interruption
 from .pass_frames import (CUT_BY, CUT_SHORT, ENDED_INSIDE, ENTRY_INTERRUPTED, EXIT_NEVER_CAME, EXITED_FIRST,
-                          NEVER_OPENED, RAISED_UNSEEN, caller_frame, error_still_held, error_text, error_through,
-                          frames_on_stack, held_exceptions, instrument_that_raised, interruption,
-                          own_callback_that_raised, through_tvm)
+                          NEVER_OPENED, RAISED_UNSEEN, caller_frame, code_between, error_still_held, error_text,
+                          error_through, frames_on_stack, held_exceptions, instrument_that_raised, interruption,
+                          own_callback_that_raised, stack_of, through_tvm)
 from .policy import Snapshot, SnapshotPolicy
 from .reproducer import replay_facts
 
@@ -145,6 +147,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         #: False once the instrument failed; ``problems`` says why.
         self.complete = True
         self.problems: List[str] = []
+        #: What a reader should know of the trace, complete or not (written in its close line).
+        self.notes: List[str] = []
         #: The error that ended the compilation after its last pass (in code generation), if any.
         self.build_failure: Optional[str] = None
         #: The trace directory, once the pass context was entered (None for memory traces).
@@ -152,16 +156,21 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         self._sink: Optional[TraceSink] = None
         self._serializers: Dict[str, Union[Serializer, str]] = {}  # dialect -> serializer, or why none
         self._pass_infos: Dict[int, Tuple[Any, Tuple[str, int, Tuple[str, ...]]]] = {}  # see _pass_info
-        #: Each module object's dialect and functions, read once (see capture/equality.py).
+        #: Each module state's dialect and functions, read once (see capture/equality.py).
         self._modules = ModuleReader()
         self._policy = SnapshotPolicy(self._take, self._modules.equal)
         self._stack: List[_OpenPass] = []
-        #: The module the last pass run directly in the context returned, and its snapshot: what
-        #: a new module is told apart from (see ``PassRecord.new_module``).
-        self._last_top: Optional[Tuple[Any, str]] = None
+        #: The module the last pass run directly in the context returned, its snapshot, and the
+        #: stack of frames that ran it: what a new module is told apart from (see
+        #: ``PassRecord.new_module``), and where a change made after it ran (``PassRecord.between``).
+        self._last_top: Optional[Tuple[Any, str, List[FrameType]]] = None
         self._entered = 0
         self._finished = False
         self._disabled = False
+        #: Where an interruption (Ctrl-C) cut enter_pass_ctx or exit_pass_ctx short, before the
+        #: trace was closed (then TVM calls no exit, or the exit never closed it): ``entering`` or
+        #: ``leaving`` and the exception's class. The trace is closed later, and says so.
+        self._context_cut: Optional[Tuple[str, str]] = None
         #: Times every callback and keeps its failures from the compilation.
         self._guard = InstrumentGuard(self._fail)
         #: A RelayVizBisect's number for the pass about to begin: ``(PassInfo, number)``.
@@ -223,7 +232,11 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         if self._disabled or self._sink is None:
             return None
         if not self._finished and self._entered > 0 and not self._in_current_context():
-            self._exit_never_came(EXIT_NEVER_CAME.format(when="when the built graph was recorded"))
+            self._exit_never_came(EXIT_NEVER_CAME.format(when="when the built graph was recorded"), exited=True)
+        without = without_graph(built)
+        if without is not None:
+            self._note(without)
+            return None
         known = len(self.problems)
         record: Optional[PassRecord] = None
         with self._guard("(recording the built graph)", stacklevel=4):  # the warning points at the caller
@@ -256,6 +269,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         except Exception:
             raise
         except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            if not self._finished:
+                self._context_cut = ("entering", type(exc).__name__)
             raise carried_interruption(exc, "(entering the pass context)") from exc
 
     def exit_pass_ctx(self) -> None:
@@ -265,6 +280,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         except Exception:
             raise
         except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
+            if not self._finished:  # it came before the trace was closed: closed later, saying so
+                self._context_cut = ("leaving", type(exc).__name__)
             raise carried_interruption(exc, "(leaving the pass context)") from exc
 
     def _exit_context(self) -> None:
@@ -294,7 +311,8 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             raise RelayVizTraceError(NEVER_OPENED)
         if self._stack and self._stack[-1].frame is not frame:
             self._close_ended(frame)
-        record = self._new_record(mod, info)
+        state = self._modules.facts(mod)  # what the module holds now, read once per callback
+        record = self._new_record(mod, info, state)
         if self._bisect_next is not None and self._bisect_next[0].same_as(info):
             record.bisect = self._bisect_next[1]
         self._bisect_next = None
@@ -303,7 +321,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         target = tvm.target.Target.current(allow_none=True)
         if self._keep is not None and self._keep.search(record.name):
             self._keep_for_replay(record, mod, context, target)
-        before = self._before(record, mod) if self._wanted(record) else None
+        before = self._before(record, state, frame) if self._wanted(record) else None
         opened = _OpenPass(record, before, mod=mod, context=context, target=target, frame=frame,
                            key=object_key(info))
         self._stack.append(opened)
@@ -311,14 +329,18 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         assert self._sink is not None
         self._sink.begin(record)
 
-    def _before(self, record: PassRecord, mod: tvm.IRModule) -> Snapshot:
-        """The snapshot of a pass's input module, noted in its record."""
-        before = self._policy.before(mod)
+    def _before(self, record: PassRecord, state: ModuleFacts, frame: Optional[FrameType]) -> Snapshot:
+        """The snapshot of a pass's input module (``state``: what it holds), noted in its record;
+        ``frame`` ran the pass."""
+        mod = state.mod
+        before = self._policy.before(state)
         record.before, record.nodes_before = before.ref, before.nodes
         last = self._last_top
-        if (record.depth == 1 and last is not None and before.ref != last[1]
-                and not shares_functions(last[0], mod)):
-            record.new_module = True  # a module the caller made anew: a pipeline of its own
+        if record.depth == 1 and last is not None and before.ref != last[1]:
+            if not shares_functions(last[0], mod):
+                record.new_module = True  # a module the caller made anew: a pipeline of its own
+            else:  # changed since the last pass: by the code that ran both
+                record.between = code_between(last[2], frame)
         return before
 
     def _keep_for_replay(self, record: PassRecord, mod: tvm.IRModule, context: Any, target: Any) -> None:
@@ -356,14 +378,15 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         record = opened.record
         record.duration_ms = opened.own_ms(now, self._guard.seconds)
         if opened.before is not None:
-            after, changed = self._policy.after(opened.before, mod)
+            state = self._modules.facts(mod)
+            after, changed = self._policy.after(opened.before, state)
             record.after, record.nodes_after, record.changed = after.ref, after.nodes, changed
             if not changed:  # the next pass receives it: its dialect is known
-                self._modules.alias(mod, opened.before.mod)
+                self._modules.alias(state, opened.before.state)
         assert self._sink is not None
         self._sink.end(record)
         if record.depth == 1 and record.after is not None:
-            self._last_top = (mod, record.after)
+            self._last_top = (mod, record.after, stack_of(caller_frame()))
         self._stack.pop()  # last: an interruption above leaves the pass open, to be closed on exit
         if self._progress is not None:
             self._progress(record)
@@ -439,12 +462,14 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self._elsewhere[threading.current_thread().name] += 1
         return True
 
-    def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
-        """The record of a pass event beginning now, nested in the innermost open one."""
+    def _new_record(self, mod: tvm.IRModule, info: Any, state: Optional[ModuleFacts] = None) -> PassRecord:
+        """The record of a pass event beginning now on ``mod`` (``state``: what it holds, if
+        read already), nested in the innermost open one."""
         parent = self._stack[-1].record.index if self._stack else None
         name, opt_level, required = self._pass_info(info)
         return PassRecord(index=len(self.records), name=name, opt_level=opt_level, required=required,
-                          depth=len(self._stack) + 1, parent=parent, ir=self._module_ir(mod))
+                          depth=len(self._stack) + 1, parent=parent,
+                          ir=_module_ir(self._modules.facts(mod) if state is None else state))
 
     def _pass_info(self, info: Any) -> Tuple[str, int, Tuple[str, ...]]:
         """A pass's name, opt_level and required passes, read from its (immutable) PassInfo once:
@@ -461,14 +486,6 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         return known[1]
 
     # -- snapshots ----------------------------------------------------------------------------
-
-    def _module_ir(self, mod: tvm.IRModule) -> str:
-        """The module's dialect (``serialize.module_ir``), where a module holding type definitions
-        and no function is Relay: its type definitions (Relay's algebraic data types) are recorded."""
-        facts = self._modules.facts(mod)
-        if facts.ir == EMPTY and facts.types:
-            return RELAY
-        return facts.ir
 
     def _wanted(self, record: PassRecord) -> bool:
         if record.ir == OTHER:
@@ -497,9 +514,9 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             self._serializers[ir] = found
         return found
 
-    def _take(self, mod: tvm.IRModule) -> Snapshot:
+    def _take(self, state: ModuleFacts) -> Snapshot:
         assert self._sink is not None
-        ir = self._module_ir(mod)
+        ir, mod = _module_ir(state), state.mod
         serializer = self._serializer(ir)
         if isinstance(serializer, str) and ir == EMPTY:  # a pass removed every function: any serializer
             serializer = next((s for s in self._serializers.values() if not isinstance(s, str)), serializer)
@@ -510,7 +527,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
             doc = serializer.module(mod)
         finally:
             self._guard.resume_gc()
-        return Snapshot(mod, self._sink.put(doc), doc)
+        return Snapshot(state, self._sink.put(doc), doc)
 
     # -- opening, closing, failing --------------------------------------------------------------
 
@@ -645,6 +662,19 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
                           f"the compilation goes on, the trace is incomplete{where}",
                           TraceIncompleteWarning, stacklevel=stacklevel)
 
+    def _note(self, note: str) -> None:
+        """Say ``note`` in the trace (once): in its close line, or in one more if it is closed."""
+        if note in self.notes:
+            return
+        self.notes.append(note)
+        if self._sink is None or not self._sink.closed:
+            return  # the close line, still to come, will carry it
+        try:
+            self._sink.close_again(complete=self.complete, problems=[], events=len(self.records),
+                                   instrument_ms=1000.0 * self._guard.seconds, notes=[note])
+        except Exception:  # nothing more can be written; the trace in memory says it
+            pass
+
     def _problems_after_close(self, problems: List[str]) -> None:
         """Tell a closed trace's manifest about ``problems`` that arose after its close line
         (a second close line, whose problems a reader adds to the first's), as far as the
@@ -661,16 +691,26 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
     def _in_current_context(self) -> bool:
         """Whether this instrument is one of the current PassContext's."""
         try:
-            return any(i.same_as(self) for i in tvm.transform.PassContext.current().instruments)
+            return any(i.same_as(self) for i in context_instruments(tvm.transform.PassContext.current()))
         except Exception:  # cannot tell: the context is taken to be still open
             return True
 
-    def _exit_never_came(self, why: str) -> None:
-        """Close the trace whose pass context's exit never reached it, saying ``why``."""
+    def _exit_never_came(self, why: str, *, exited: bool = False) -> None:
+        """Close the trace whose pass context's exit never reached it, saying ``why``. When the
+        context was left (``exited``: it is no longer current) after every event had ended,
+        nothing is missing from the trace: ``why`` is a note, and the trace complete."""
         if self._finished:
             return
         self._entered = 0
         with self._guard("(closing the trace)", then=self._finish):
+            if self._context_cut is not None:  # not another instrument: the user interrupted
+                when, how = self._context_cut
+                why = ENTRY_INTERRUPTED if when == "entering" else (
+                    f"the compilation was interrupted ({how}) as its pass context exited; the trace was closed "
+                    "later")
+            elif exited and not self._stack and not self._disabled:
+                self.notes.append(f"{why}; every pass event had ended by then, so the trace misses nothing")
+                return
             self.complete = False
             self.problems.append(why)
             if not self._disabled and self._sink is not None:
@@ -695,7 +735,7 @@ class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
         if self._sink is not None:
             try:
                 self._sink.close(complete=self.complete, problems=self.problems, events=len(self.records),
-                                 build_failure=self.build_failure,
+                                 build_failure=self.build_failure, notes=self.notes,
                                  instrument_ms=1000.0 * self._guard.seconds)
             except Exception as exc:
                 if self.strict:
@@ -736,8 +776,22 @@ _OPEN: "weakref.WeakSet[RelayVizTrace]" = weakref.WeakSet()
 def _close_unexited() -> None:
     """At the process's end, close every trace whose pass context's exit never came, saying why."""
     for trace in list(_OPEN):
-        trace._exit_never_came(ENDED_INSIDE if trace._in_current_context()
-                               else EXIT_NEVER_CAME.format(when="when the process ended"))
+        if trace._in_current_context():
+            trace._exit_never_came(ENDED_INSIDE)
+        else:
+            trace._exit_never_came(EXIT_NEVER_CAME.format(when="when the process ended"), exited=True)
+
+
+def without_graph(built: Any) -> Optional[str]:
+    """Why what a build returned has no graph to record (``relay.build`` with the AOT executor
+    returns an ``AOTExecutorFactoryModule``: compiled code and no graph), as a note; None for
+    anything ``artifact_document`` reads (a graph, its JSON, a VM executable)."""
+    cls = type(built).__name__
+    if not cls.endswith("ExecutorFactoryModule") or hasattr(built, "get_graph_json"):
+        return None  # a graph (or its JSON, or a VM executable): artifact_document reads it
+    what = " (the AOT executor)" if cls.startswith("AOT") else ""
+    return (f"what the build returned, {cls}{what}, {NO_GRAPH}: the trace ends at the last module the "
+            "compilation's passes made")
 
 
 def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[Pattern[str]]:
@@ -749,6 +803,14 @@ def _compile(patterns: Union[str, Sequence[str], None], what: str) -> Optional[P
         return re.compile("|".join(f"(?:{p})" for p in patterns))
     except re.error as exc:
         raise RelayVizUsageError(f"{what}: invalid regular expression: {exc}") from None
+
+
+def _module_ir(state: ModuleFacts) -> str:
+    """A module state's dialect (``serialize.module_ir``), where a module holding type definitions
+    and no function is Relay: its type definitions (Relay's algebraic data types) are recorded."""
+    if state.ir == EMPTY and state.types:
+        return RELAY
+    return state.ir
 
 
 def _ms(seconds: float) -> float:

@@ -28,13 +28,14 @@ import gc
 import os
 import sys
 from types import FrameType
-from typing import Any, FrozenSet, List, Optional, Set
+from typing import Any, Dict, FrozenSet, List, Optional, Set
 
 import tvm
 
 from ..errors import CompilationInterrupted, RelayVizError
 
-__all__ = ["caller_frame", "frames_on_stack", "error_through", "held_exceptions", "error_still_held", "CALLBACKS",
+__all__ = ["caller_frame", "frames_on_stack", "stack_of", "code_between", "error_through", "held_exceptions",
+           "error_still_held", "CALLBACKS",
            "error_text", "interruption", "instrument_that_raised", "own_callback_that_raised", "through_tvm",
            "RAISED_UNSEEN", "EXITED_FIRST",
            "EXIT_NEVER_CAME", "ENDED_INSIDE", "NEVER_OPENED",
@@ -93,6 +94,34 @@ def frames_on_stack(frame: Optional[FrameType]) -> Set[int]:
         found.add(id(frame))
         frame = frame.f_back
     return found
+
+
+def stack_of(frame: Optional[FrameType]) -> List[FrameType]:
+    """``frame`` and every frame below it (the frames that called it), innermost first. Held,
+    they stay these frames: a frame that ended is not another's while it is referenced."""
+    found = []
+    while frame is not None:
+        found.append(frame)
+        frame = frame.f_back
+    return found
+
+
+def code_between(earlier: List[FrameType], frame: Optional[FrameType]) -> Optional[Dict[str, Any]]:
+    """Where the code ran that came between two pass events: the innermost frame of ``frame``'s
+    stack that was on the stack ``earlier`` (:func:`stack_of` when the first event ended) too,
+    the function that ran both, and in which (or in what it called) whatever happened between
+    them happened. ``{"function": module.qualified name, "file", "line"}`` (the line it is at
+    now: the call that runs the second event), or None when the two stacks share no frame."""
+    known = {id(f) for f in earlier}  # the frames are held in ``earlier``: their ids are theirs
+    while frame is not None and id(frame) not in known:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    qualified = getattr(code, "co_qualname", code.co_name)  # Python 3.11+ names a method with its class
+    module = frame.f_globals.get("__name__")
+    return {"function": f"{module}.{qualified}" if isinstance(module, str) else qualified,
+            "file": code.co_filename, "line": frame.f_lineno}
 
 
 def error_through(frame: Optional[FrameType], exc: Optional[BaseException]) -> Optional[BaseException]:

@@ -1,8 +1,10 @@
 """When a module needs a new snapshot, and when the previous one stands for it.
 
 Most pass events change nothing (83 of the 99 Relay events of a ResNet ``relay.optimize``),
-so the policy reuses a snapshot when the module is the same object as one of the last few it
-recorded, or is structurally equal to the module the latest was taken of
+so the policy reuses a snapshot when the module holds what one of the last few it recorded
+held (the same objects: see ``equality.ModuleContents``; not the same module object, which
+passes and the code between them edit in place), or is structurally equal to the module the
+latest was taken of
 (``tvm.ir.structural_equal``, which ignores variable names, spans and inferred types: a pass
 that only renames variables is recorded as unchanged). One exception: when the previous
 snapshot lacks inferred types, an equal module is serialized again, so that a pass that fills
@@ -10,7 +12,8 @@ in types (InferType after a rewrite) shows them. It never calls ``structural_has
 ``save_json``: with bound parameters they hash or copy every weight (and on TVM 0.16 the hash
 ignores the virtual devices PlanDevices sets, which ``structural_equal`` compares).
 
-The policy is plain Python over two callables, so it is tested without a PassContext.
+The policy is plain Python over module states (``equality.ModuleFacts``) and two callables,
+so it is tested without a PassContext.
 """
 
 from __future__ import annotations
@@ -25,13 +28,19 @@ __all__ = ["Snapshot", "SnapshotPolicy", "has_untyped"]
 
 @dataclass
 class Snapshot:
-    """A module as recorded: the IR object, its snapshot reference and document."""
+    """A module state as recorded: the state (``equality.ModuleFacts``: the module object and
+    what it held, held), its snapshot reference and document."""
 
-    mod: Any
+    state: Any
     ref: str
     doc: Document
     #: Some expressions had no inferred type: a structurally equal module may still add types.
     untyped: bool = False
+
+    @property
+    def mod(self) -> Any:
+        """The module object the state was read from (it may hold something else by now)."""
+        return self.state.mod
 
     @property
     def nodes(self) -> int:
@@ -46,9 +55,11 @@ def has_untyped(doc: Document) -> bool:
 class SnapshotPolicy:
     """Chooses between reusing a recent snapshot and taking a new one.
 
-    ``take(mod)`` serializes and stores a module and returns its :class:`Snapshot`;
-    ``equal(a, b)`` compares two modules structurally and returns ``None`` when it cannot
-    (late in ``relay.build`` functions carry attributes with no structural equality).
+    ``take(state)`` serializes and stores a module state (its module object holds it at that
+    moment) and returns its :class:`Snapshot`; ``equal(a, b)`` compares two states structurally
+    and returns ``None`` when it cannot (late in ``relay.build`` functions carry attributes with
+    no structural equality). A state is the same as another when ``a.same(b)``: they hold the
+    same objects, which nothing can change while they are held.
     """
 
     #: Module objects whose snapshots are kept for the identity check of :meth:`before`.
@@ -63,47 +74,48 @@ class SnapshotPolicy:
         #: and again on one input (a test's loop, TVM's fixed-point iterations) finds it here.
         self._recent: List[Snapshot] = []
 
-    def take(self, mod: Any) -> Snapshot:
-        """A new snapshot of ``mod``; it becomes the latest."""
-        snap = self._take(mod)
-        return self._latest(Snapshot(mod, snap.ref, snap.doc, has_untyped(snap.doc)))
+    def take(self, state: Any) -> Snapshot:
+        """A new snapshot of ``state``; it becomes the latest."""
+        snap = self._take(state)
+        return self._latest(Snapshot(state, snap.ref, snap.doc, has_untyped(snap.doc)))
 
-    def before(self, mod: Any) -> Snapshot:
-        """The snapshot of a pass's input: a recent one if ``mod`` is its module, the latest if
-        ``mod`` is equal to it, else new."""
+    def before(self, state: Any) -> Snapshot:
+        """The snapshot of a pass's input: a recent one if ``state`` is its state, the latest
+        if ``state`` is equal to it, else new."""
         last = self.last
-        if last is not None and last.mod.same_as(mod):
+        if last is not None and last.state.same(state):
             return last
         for recent in self._recent:
-            if recent.mod.same_as(mod):
+            if recent.state.same(state):
                 self._recent.remove(recent)
                 return self._latest(recent)
-        if last is not None and not last.untyped and self._equal(last.mod, mod):
-            return self._latest(Snapshot(mod, last.ref, last.doc))
-        return self.take(mod)
+        if last is not None and not last.untyped and self._equal(last.state, state):
+            return self._latest(Snapshot(state, last.ref, last.doc))
+        return self.take(state)
 
-    def after(self, before: Snapshot, mod: Any) -> Tuple[Snapshot, bool]:
-        """The snapshot of a pass's output and whether the pass changed the module."""
-        if before.mod.same_as(mod):
+    def after(self, before: Snapshot, state: Any) -> Tuple[Snapshot, bool]:
+        """The snapshot of a pass's output and whether the pass changed the module. A pass that
+        returns the module it was given, edited in place, returns another state: a change."""
+        if before.state.same(state):
             return before, False
         last = self.last
-        if last is not None and last is not before and last.mod.same_as(mod):
+        if last is not None and last is not before and last.state.same(state):
             # A Sequential's result is its last inner pass's result, already recorded. Snapshots
             # sharing one document were found equal one after another (a snapshot taken anew
             # has a document of its own): their modules are equal.
             changed = last.ref != before.ref or (last.doc is not before.doc
-                                                 and self._equal(before.mod, mod) is not True)
+                                                 and self._equal(before.state, state) is not True)
             return last, changed
         if before.untyped:
             # An equal module is taken again anyway (it may add types): different snapshots
             # are a change whatever the comparison says, so the modules are compared only
             # when the snapshots are the same.
-            after = self.take(mod)
-            return after, after.ref != before.ref or self._equal(before.mod, mod) is False
-        equal = self._equal(before.mod, mod)
+            after = self.take(state)
+            return after, after.ref != before.ref or self._equal(before.state, state) is False
+        equal = self._equal(before.state, state)
         if equal:
-            return self._latest(Snapshot(mod, before.ref, before.doc)), False
-        after = self.take(mod)
+            return self._latest(Snapshot(state, before.ref, before.doc)), False
+        after = self.take(state)
         # When TVM cannot compare the modules, the snapshots decide.
         return after, True if equal is False else after.ref != before.ref
 

@@ -21,8 +21,9 @@ from typing import Any, Callable, Dict, List, Optional
 import tvm
 
 from .artifacts import artifact_document, record_artifact
+from .equality import ModuleFacts
 from .guard import carried_interruption
-from .instrument import RelayVizTrace
+from .instrument import RelayVizTrace, without_graph
 from .pass_frames import error_text
 from ..store import PassRecord
 
@@ -37,6 +38,8 @@ class _Section:
     index: int
     #: How many events were open when the context was entered: those above it began inside.
     stack_depth: int
+    #: The PassContext (None for TVM's default one, which is never left).
+    context: Any = None
 
 
 class ProcessTrace(RelayVizTrace):
@@ -55,18 +58,21 @@ class ProcessTrace(RelayVizTrace):
         #: The pass contexts entered so far, as the manifest's ``context`` lines hold them.
         self.contexts: List[Dict[str, Any]] = []
         self._opening: Optional[Dict[str, Any]] = None
+        self._opening_context: Any = None
 
     def opening(self, context: Any, where: str) -> None:
         """The pass context about to be entered, and where (``file:line``) its ``with`` is."""
         if self._in_other_thread():
             return
         self._opening = {"opened": where, "opt_level": int(context.opt_level)}
+        self._opening_context = context
 
     def enter_pass_ctx(self) -> None:
         try:  # first: see carried_interruption
             if self._in_other_thread():
                 return
             opening, self._opening = self._opening, None
+            context, self._opening_context = self._opening_context, None
             if self._disabled or self._finished:
                 return
             with self._guard("(entering a pass context)"):
@@ -75,7 +81,7 @@ class ProcessTrace(RelayVizTrace):
                 assert self._sink is not None
                 facts = opening or {"opened": DEFAULT_CONTEXT, "opt_level": None}
                 parent = self._sections[-1].index if self._sections else None
-                section = _Section(len(self.contexts), len(self._stack))
+                section = _Section(len(self.contexts), len(self._stack), context if opening else None)
                 self.contexts.append({"index": section.index, "parent": parent, **facts})
                 self._sections.append(section)
                 self._entered = len(self._sections)
@@ -106,8 +112,26 @@ class ProcessTrace(RelayVizTrace):
         self._entered = 1
         super()._exit_context()
 
-    def _new_record(self, mod: tvm.IRModule, info: Any) -> PassRecord:
-        record = super()._new_record(mod, info)
+    def left(self, context: Any) -> None:
+        """The program's ``with`` left ``context`` (its ``__exit__`` ran, TVM's part raising or
+        not). If TVM never called this trace's ``exit_pass_ctx`` for it (an instrument listed
+        before it raised there: TVM calls no later one), its section ends here, saying so."""
+        if self._finished or self._in_other_thread() or len(self._sections) < 2:
+            return
+        section = self._sections[-1]
+        if section.context is None or not section.context.same_as(context):
+            return
+        opened = self.contexts[section.index]["opened"]
+        why = (f"pass context {section.index} (opened at {opened}) was left without calling this trace's "
+               "exit_pass_ctx: an instrument listed before it raised there, and TVM then calls no later one")
+        if len(self._stack) > section.stack_depth:
+            self.note_unseen(why)  # passes of it were cut short
+        elif why not in self.notes:
+            self.notes.append(f"{why}; its pass events had all ended")
+        self._exit_context()
+
+    def _new_record(self, mod: tvm.IRModule, info: Any, state: Optional[ModuleFacts] = None) -> PassRecord:
+        record = super()._new_record(mod, info, state)
         record.context = self._sections[-1].index if self._sections else None
         return record
 
@@ -115,6 +139,7 @@ class ProcessTrace(RelayVizTrace):
         """End the events that began inside ``section`` and are still open (an exception went
         through them); the events of the contexts around it stay open."""
         assert self._sink is not None
+        section.context = None
         now = time.perf_counter()
         message = error_text(exc) if exc is not None else "did not finish (its pass context exited first)"
         while len(self._stack) > section.stack_depth:
@@ -127,6 +152,10 @@ class ProcessTrace(RelayVizTrace):
         caller: it is one problem in the trace, and recording goes on."""
         if self._disabled or self._sink is None or self._finished or self._in_other_thread(event=True):
             return  # (a build in another thread counts with that thread's events)
+        without = without_graph(built)
+        if without is not None:
+            self._note(without)
+            return
         with self._guard("(recording what a build returned)"):
             try:
                 name, ir, doc = artifact_document(built)

@@ -21,7 +21,7 @@ __all__ = ["main", "build_parser"]
 
 #: Command modules, in the order ``--help`` lists them.
 COMMANDS = ("demo", "run", "show", "report", "history", "kernel", "diff", "validate", "inspect", "export", "view",
-            "replay", "bisect")
+            "replay", "bisect", "doctor")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,8 +29,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                     "in every PassContext its Python process enters, whoever opens it (relay.quantize, a "
                     "frontend, a test helper), and what relay.build, relay.vm.compile and tvm.compile return "
                     "recorded. The script's output and exit status are its own; the pass table is printed on standard "
-                    "error at the end. RELAYVIZ_TRACE=DIR python script.py does the same without this command "
-                    "when the startup hook is installed (see the README).",
+                    "error at the end. RELAYVIZ_TRACE=DIR python script.py does the same without this command, "
+                    "through the startup hook relayviz-trace.pth that pip installs into site-packages "
+                    "(with pip install -e too); relayviz doctor says whether this Python runs it.",
         usage="relayviz run [-o DIR] [--tir] [--passes RE] (-m MODULE [ARGS ...] | -- COMMAND [ARGS ...])")
     parser.add_argument("-o", "--out", metavar="DIR",
                         help="the trace directory (new or empty; default: a new relayviz-trace/<timestamp>/)")

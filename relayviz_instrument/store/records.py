@@ -12,8 +12,8 @@ A trace of a whole process (``relayviz run``, ``RELAYVIZ_TRACE``) holds every pa
 process entered: one ``context`` line when each is entered (its number, the context it is
 nested in, where it was opened, its opt_level), and each event names its context.
 
-Fields added after a layout was released (``skipped``, ``bisect``, ``replay``, ``context``, ``new_module``) are
-written only
+Fields added after a layout was released (``skipped``, ``bisect``, ``replay``, ``context``, ``new_module``,
+``between``) are written only
 when they are set, so a trace that uses none of them has the lines it always had, and an
 older reader, which ignores keys it does not know, still reads a newer trace.
 """
@@ -31,7 +31,7 @@ from ..format.irs import RELAY
 from ..errors import RelayVizTraceError
 
 __all__ = ["PassRecord", "TRACE_FORMAT", "TRACE_FORMATS_READ", "header_line", "begin_line", "end_line",
-           "close_line", "context_line", "ManifestContents", "read_manifest"]
+           "close_line", "context_line", "ManifestContents", "read_manifest", "NO_GRAPH"]
 
 #: Version of the trace layout (manifest lines and directory structure) this package writes.
 TRACE_FORMAT = "relayviz-trace/2"
@@ -64,7 +64,11 @@ class PassRecord:
     trace of one context). ``new_module`` is True for
     a pass run directly in the context on a module that shares no function (no ``GlobalVar``
     object) with the module the trace saw before it: one the caller made anew, which starts a
-    pipeline of its own.
+    pipeline of its own. ``between`` is set on a pass run directly in the context on a module
+    that is not what the last such pass left (and is not a new one): the code that ran both
+    passes, in which the module was changed between them, as ``{"function", "file", "line"}``
+    (``tvm.relax.vm_build.build``: a step of TVM's build; a function of the user's script:
+    code between passes).
     """
 
     index: int
@@ -87,6 +91,7 @@ class PassRecord:
     replay: Optional[Dict[str, Any]] = None
     context: Optional[int] = None
     new_module: bool = False
+    between: Optional[Dict[str, Any]] = None
 
     def to_json(self) -> Dict[str, Any]:
         """The record as a JSON object (the form ``relayviz show --json`` prints)."""
@@ -98,10 +103,13 @@ class PassRecord:
 #: The fields of a record known when its pass begins, and those known when it ends: the
 #: manifest's ``begin`` and ``end`` lines (an ``end`` line names its event by ``index``).
 _BEGIN_FIELDS = ("index", "name", "opt_level", "required", "depth", "parent", "ir", "before", "nodes_before",
-                 "note", "skipped", "bisect", "replay", "context", "new_module")
+                 "note", "skipped", "bisect", "replay", "context", "new_module", "between")
 _END_FIELDS = ("duration_ms", "changed", "after", "nodes_after", "error", "replay")
 
 
+#: How a trace's note says that what a build returned has no graph to record (the AOT executor):
+#: the reason, not a missing ``record_graph`` call, that the trace ends at the last module.
+NO_GRAPH = "has no graph to record"
 #: The error of a pass that began and never ended in a manifest the process stopped writing.
 STOPPED_DURING = "did not finish: the process stopped during this pass"
 #: The note of an event whose end the manifest could not hold: its last line is cut short.
@@ -145,6 +153,9 @@ _FIELD_CHECKS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "replay": (_optional(lambda v: isinstance(v, dict)), "an object or null"),
     "context": (_optional(_count), "a pass context number or null"),
     "new_module": (lambda v: isinstance(v, bool), "true or false"),
+    "between": (_optional(lambda v: isinstance(v, dict) and isinstance(v.get("function"), str)
+                          and isinstance(v.get("file"), str) and is_int(v.get("line"))),
+                "an object with a function, a file and a line, or null"),
 }
 
 #: What each field of a ``context`` line may hold.
@@ -179,6 +190,8 @@ def begin_line(record: PassRecord) -> Dict[str, Any]:
         line["context"] = record.context
     if record.new_module:
         line["new_module"] = record.new_module
+    if record.between is not None:
+        line["between"] = record.between
     return line
 
 
@@ -199,13 +212,18 @@ def context_line(index: int, parent: Optional[int], opened: str, opt_level: Opti
 
 
 def close_line(*, complete: bool, problems: List[str], events: int, instrument_ms: float,
-               build_failure: Optional[str] = None) -> Dict[str, Any]:
+               build_failure: Optional[str] = None, notes: Optional[List[str]] = None) -> Dict[str, Any]:
     """The line written once, when the pass context exits. ``build_failure`` (written only when
-    set) is the error that ended the compilation after its last pass, in code generation."""
-    line = {"type": "close", "complete": complete, "problems": list(problems), "events": events,
-            "instrument_ms": round(instrument_ms, 3)}
+    set) is the error that ended the compilation after its last pass, in code generation;
+    ``notes`` (written only when there are any) say what a reader should know of a trace that
+    is complete all the same (the pass context's exit never reached the trace after every
+    event had ended; a build returned something with no graph)."""
+    line: Dict[str, Any] = {"type": "close", "complete": complete, "problems": list(problems), "events": events,
+                            "instrument_ms": round(instrument_ms, 3)}
     if build_failure is not None:
         line["build_failure"] = build_failure
+    if notes:
+        line["notes"] = list(notes)
     return line
 
 
@@ -221,6 +239,8 @@ class ManifestContents:
     contexts: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
     #: The error that ended the compilation after its last pass (a close line's ``build_failure``).
     build_failure: Optional[str] = None
+    #: What the close lines note of a trace, complete or not (see :func:`close_line`).
+    notes: List[str] = dataclasses.field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -242,6 +262,7 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
     closed = False
     cut = False  # the last line is cut short: the disk filled (or the process stopped) while writing it
     build_failure: Optional[str] = None
+    notes: List[str] = []
     ended = set()
     contexts: List[Dict[str, Any]] = []
     last = max((i for i, raw in enumerate(raw_lines) if raw.strip()), default=-1)
@@ -308,6 +329,11 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
                 raise RelayVizTraceError(f"{at}: field 'problems' must be a list of strings, not "
                                          f"{json_type_name(found)}; the file is corrupt")
             problems.extend(found)
+            noted = line.get("notes", [])
+            if not (isinstance(noted, list) and all(isinstance(n, str) for n in noted)):
+                raise RelayVizTraceError(f"{at}: field 'notes' must be a list of strings, not "
+                                         f"{json_type_name(noted)}; the file is corrupt")
+            notes.extend(n for n in noted if n not in notes)
             failure = line.get("build_failure")
             if failure is not None and not isinstance(failure, str):
                 raise RelayVizTraceError(f"{at}: field 'build_failure' must be a string or null, not "
@@ -332,7 +358,7 @@ def read_manifest(lines: Iterable[bytes], where: str) -> ManifestContents:
         if record.context is not None and record.context >= len(contexts):
             raise RelayVizTraceError(f"{where}: pass event {record.index} names pass context {record.context}, "
                                      "which the manifest never opens; the file is corrupt")
-    return ManifestContents(header, ordered, closed, problems, contexts, build_failure)
+    return ManifestContents(header, ordered, closed, problems, contexts, build_failure, notes)
 
 
 def _checked_fields(line: Dict[str, Any], names: Tuple[str, ...], at: str) -> Dict[str, Any]:

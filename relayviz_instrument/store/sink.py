@@ -130,14 +130,14 @@ class TraceSink:
         return index in self._ended
 
     def close(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float,
-              build_failure: Optional[str] = None) -> None:
+              build_failure: Optional[str] = None, notes: Optional[List[str]] = None) -> None:
         """The ``close`` line (once; later calls do nothing), then flush the store."""
         if self.closed:
             return
         self._closing = self.store.written()
         try:
             self.store.append(close_line(complete=complete, problems=problems, events=events,
-                                         instrument_ms=instrument_ms, build_failure=build_failure))
+                                         instrument_ms=instrument_ms, build_failure=build_failure, notes=notes))
         except Exception:
             self._closed = True  # it failed for good (a full disk): not tried again
             raise
@@ -152,11 +152,12 @@ class TraceSink:
         ``close`` then writes nothing, and one cut before the line was written writes it."""
         return self._closed or (self._closing is not None and self.store.written() > self._closing)
 
-    def close_again(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float) -> None:
-        """Another ``close`` line, for problems that arose after the first (recording the built
-        graph): a reader adds its problems to the first's. Then flush again."""
+    def close_again(self, *, complete: bool, problems: List[str], events: int, instrument_ms: float,
+                    notes: Optional[List[str]] = None) -> None:
+        """Another ``close`` line, for problems (or notes) that arose after the first (recording
+        the built graph): a reader adds them to the first's. Then flush again."""
         self.store.append(close_line(complete=complete, problems=problems, events=events,
-                                     instrument_ms=instrument_ms))
+                                     instrument_ms=instrument_ms, notes=notes))
         self.store.close()
 
     def add_after_close(self, record: PassRecord) -> None:

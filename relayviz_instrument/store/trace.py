@@ -130,7 +130,7 @@ class Trace:
 
     def __init__(self, path: Optional[Path], header: Dict[str, Any], records: List[PassRecord],
                  complete: bool, problems: List[str], contexts: Optional[List[Dict[str, Any]]] = None,
-                 build_failure: Optional[str] = None) -> None:
+                 build_failure: Optional[str] = None, notes: Optional[List[str]] = None) -> None:
         self.path = path
         self.header = header
         self.records = records
@@ -142,6 +142,8 @@ class Trace:
         self.contexts = contexts or []
         #: The error that ended the compilation after its last pass (in code generation), if any.
         self.build_failure = build_failure
+        #: What a reader should know of the trace, complete or not (see ``records.close_line``).
+        self.notes = notes or []
 
     def snapshot(self, ref: str) -> Document:
         """The validated RelayViz document stored under ``ref``."""
@@ -205,4 +207,4 @@ def load_trace(path: Union[str, "os.PathLike[str]"]) -> Trace:
         start = end + 1
     contents = read_manifest(lines, str(manifest))
     return Trace(root, contents.header, contents.records, contents.complete, contents.problems,
-                 contents.contexts, contents.build_failure)
+                 contents.contexts, contents.build_failure, contents.notes)

@@ -23,6 +23,8 @@ __all__ = ["DiffView", "OpDeltaTable", "diff_counts", "field_changes_text"]
 
 #: Node lines shown under a hunk before "… N more".
 NODE_LINES = 6
+#: Function names listed under a group of hunks, each on one function, before "+N more".
+FUNCTION_NAMES = 48
 #: Characters of one field value shown before "…".
 VALUE_CHARS = 48
 
@@ -50,7 +52,9 @@ class DiffView:
 
     Hunks of the same kind and label are shown once, with their count; the first of them
     lists its nodes (at most ``node_lines``): ``−`` removed, ``+`` added, ``~`` changed
-    (with each field, old → new) or rewired, ``=`` moved into or out of a function.
+    (with each field, old → new) or rewired, ``=`` moved into or out of a function. A group
+    whose hunks are each one whole function (a pass that changed the same attribute of many
+    PrimFuncs) names every function it holds.
     """
 
     diff: GraphDiff
@@ -89,6 +93,12 @@ class DiffView:
                 branch.add(line)
             if len(shown) < len(lines):
                 branch.add(Text(f"… {len(lines) - len(shown)} more", style="dim"))
+            if group.count > 1:
+                names = self._functions(group.kind, group.label)
+                if names:
+                    listed = ", ".join(printable(n) for n in names[:FUNCTION_NAMES])
+                    more = f", +{len(names) - FUNCTION_NAMES} more" if len(names) > FUNCTION_NAMES else ""
+                    branch.add(Text(f"in {listed}{more}", style="dim"))
         for change in self.diff.module:
             line = Text()
             line.append("module", style="yellow")
@@ -99,6 +109,20 @@ class DiffView:
                 line.append_text(field_changes_text([change]))
             tree.add(line)
         yield tree
+
+    def _functions(self, kind: str, label: str) -> List[str]:
+        """The functions (``@name``) of the hunks of one group, if each hunk is one function."""
+        diff = self.diff
+        names = []
+        for hunk in diff.hunks:
+            if (hunk.kind, hunk.label) != (kind, label):
+                continue
+            nodes = ([diff.info_after[b] for _, b in hunk.matched] + [diff.info_after[b] for b in hunk.added]
+                     + [diff.info_before[a] for a in hunk.removed])
+            if len(nodes) != 1 or nodes[0].kind not in _FUNCTION_KINDS or not nodes[0].detail.startswith("@"):
+                return []
+            names.append(nodes[0].detail)
+        return names
 
     def _lines(self, hunk: Hunk) -> List[Text]:
         diff = self.diff
@@ -126,6 +150,10 @@ class DiffView:
         if hunk.kind == "unwrapped":
             return gone[:1] + pairs + gone[1:]
         return gone + came + pairs
+
+
+#: The node kinds of a module's functions.
+_FUNCTION_KINDS = ("PrimFunc", "Function")
 
 
 def _ordered(ids: Sequence[int], info: Mapping[int, NodeInfo]) -> List[int]:

@@ -26,10 +26,11 @@ from rich.text import Text
 from ..analysis.builds import RECORD_GRAPH_FIX, Build, split_builds
 from ..analysis.pass_diffs import PassDiffs
 from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, event_roles, pipeline_gaps
+from ..analysis.steps import BUILD_STEP, TVM_CODE, USER_CODE, Origin, module_step, origin_of
 from ..names import printable, shorten
 from ..format.irs import ARTIFACT_IRS
 from ..store import PassRecord, TraceLike, snapshot_path
-from ..store.records import STOPPED_DURING
+from ..store.records import NO_GRAPH, STOPPED_DURING
 from .context_table import ContextTable, context_rows
 
 __all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "show_trace",
@@ -48,7 +49,8 @@ class PassRow:
     """One row of the pass table: a pass event (``record``) or a change between events (``gap``).
 
     ``summary`` is the diff summary the row credits; ``note`` labels rows that are not
-    pipeline passes (``scratch``, ``types of FuseOps``); ``nodes`` overrides the node counts.
+    pipeline passes (``scratch``, ``types of FuseOps``; for a gap that is a step of TVM's build,
+    what the step did); ``nodes`` overrides the node counts.
     """
 
     record: Optional[PassRecord] = None
@@ -104,17 +106,22 @@ class TraceSummary:
             ran = sum(1 for r in records if r.bisect is not None and not r.skipped)
             yield Text(f"{len(skipped)} pass events skipped by RelayVizBisect (limit {ran}), from #{skipped[0].index} "
                        f"{printable(skipped[0].name)} on; `relayviz show --all` marks them", style="bold yellow")
-        for note in trace_notes(records) if self.notes is None else self.notes:
+        notes = self.notes if self.notes is not None else [*getattr(self.trace, "notes", ()), *trace_notes(
+            records, recorded=getattr(self.trace, "notes", ()))]
+        for note in notes:
             yield Text("note: " + printable(note, None), style="yellow")
 
 
-def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> List[str]:
+def trace_notes(records: Sequence[PassRecord], gaps: Optional[Sequence[Gap]] = None,
+                recorded: Sequence[str] = ()) -> List[str]:
     """What a reader of the trace should know that no row shows: what was built but not
-    recorded, changes made outside any recorded pass (``gaps``: how many, when known), modules
-    that could not be snapshotted."""
+    recorded, changes made outside any recorded pass (``gaps``: those shown, when known; a step
+    of TVM's build is no such change), modules that could not be snapshotted. ``recorded``: the
+    notes the trace holds itself (one saying a build returned no graph explains its absence)."""
     notes = []
     builds = split_builds(records)
-    missing = [b for b in builds if b.missing_artifact]
+    no_graph = any(NO_GRAPH in note for note in recorded)
+    missing = [b for b in builds if b.missing_artifact and not no_graph]
     if missing and len(builds) == 1:
         notes.append("the model was lowered (relay.build ran) but its built graph was not recorded, so the "
                      f"trace ends at the last Relay module: {RECORD_GRAPH_FIX}")
@@ -123,17 +130,23 @@ def trace_notes(records: Sequence[PassRecord], gaps: Optional[int] = None) -> Li
                      + RECORD_GRAPH_FIX)
     if gaps is None:
         by_index = {r.index: r for r in records}
-        gaps = len([g for b in builds for g in pipeline_gaps(b.members(by_index))])
-    if gaps and any(r.context is not None for r in records):
-        notes.append(f"the module changed {gaps} time(s) outside any recorded pass (rows '(outside any "
-                     "pass)'): code between passes (this trace holds every pass context the process entered)")
-    elif gaps:
+        gaps = [g for b in builds for g in pipeline_gaps(b.members(by_index))]
+    origins = [origin_of(g.between) for g in gaps]
+    outside = [o for o in origins if o.kind != BUILD_STEP]
+    where = sorted({f"{o.function} ({_short_where(o)})" if o.kind == USER_CODE else o.function
+                    for o in outside if o.kind in (USER_CODE, TVM_CODE)})
+    known = f", in {', '.join(where)}" if where else ""
+    if outside and any(r.context is not None for r in records):
+        notes.append(f"the module changed {len(outside)} time(s) outside any recorded pass (rows '(outside any "
+                     f"pass)'): code between passes{known} (this trace holds every pass context the process "
+                     "entered)")
+    elif outside:
         # relay.quantize is the usual example on Relay; a Relax trace is told of nothing of Relay's.
         example = "" if builds and all(b.relax for b in builds) else (
             ", as relay.quantize runs its annotate, calibrate and realize passes")
-        notes.append(f"the module changed {gaps} time(s) outside any recorded pass (rows '(outside any "
-                     f"pass)'): code between passes, or passes run under a PassContext of their own{example}; "
-                     "an instrument sees only the passes of the contexts it is given to")
+        notes.append(f"the module changed {len(outside)} time(s) outside any recorded pass (rows '(outside any "
+                     f"pass)'){known}: code between passes, or passes run under a PassContext of their own"
+                     f"{example}; an instrument sees only the passes of the contexts it is given to")
     why: Dict[str, int] = {}
     for r in records:
         if r.note:
@@ -208,7 +221,8 @@ class PassTable:
     @staticmethod
     def _cells(row: PassRow) -> List[Any]:
         if row.gap is not None:
-            name = Text("(outside any pass)", style="italic yellow")
+            name = (Text(f"({printable(row.note)})", style="italic cyan") if row.note
+                    else Text("(outside any pass)", style="italic yellow"))
             summary = row.summary or {}
             return ["", name, "", "", Text("yes", style="bold"), row.nodes or "",
                     str(summary.get("added", "")), str(summary.get("removed", "")),
@@ -295,7 +309,8 @@ class TraceOverview:
         shown row credits, by record index."""
         trace = self.trace
         gaps = [{"previous": row.gap.previous, "next": row.gap.next, "before": row.gap.old, "after": row.gap.new,
-                 "summary": row.summary}
+                 "summary": row.summary, "origin": origin_of(row.gap.between).to_json(),
+                 "step": row.note or None}
                 for section in self.sections for row in section.rows if row.gap is not None]
         return {"trace": str(trace.path) if trace.path is not None else None, "complete": trace.complete,
                 "problems": list(trace.problems), "build_failure": getattr(trace, "build_failure", None),
@@ -309,6 +324,11 @@ class TraceOverview:
                 "contexts": [row.to_json() for row in context_rows(getattr(trace, "contexts", None) or [],
                                                                     trace.records)],
                 "summaries": {str(index): summary for index, summary in sorted(self.summaries.items())}}
+
+
+def _short_where(origin: Origin) -> str:
+    """``script.py:42`` of an origin's ``/path/to/script.py:42``."""
+    return origin.where.rsplit("/", 1)[-1]
 
 
 def _first_line(text: str) -> str:
@@ -349,7 +369,10 @@ def show_trace(trace: TraceLike, *, everything: bool = False, paths: bool = Fals
             gap = gaps.get(index)
             if gap is not None and not diffs.pair_diff(gap.old, gap.new).is_empty:
                 old, new = diffs.document(gap.old), diffs.document(gap.new)
-                rows.append(PassRow(summary=diffs.pair_summary(gap.old, gap.new), gap=gap,
+                origin = origin_of(gap.between)
+                step = (f"step of {origin.function}: {module_step(old, new).describe()}"
+                        if origin.kind == BUILD_STEP else "")
+                rows.append(PassRow(summary=diffs.pair_summary(gap.old, gap.new), note=step, gap=gap,
                                     nodes=f"{len(old['nodes'])} -> {len(new['nodes'])}"))
             role = roles.get(index, PIPELINE)
             shown = everything or r.error is not None or (role == PIPELINE and r.changed) or r.ir in ARTIFACT_IRS
@@ -373,5 +396,7 @@ def show_trace(trace: TraceLike, *, everything: bool = False, paths: bool = Fals
             rows.append(PassRow(r, summary, note))
         sections.append(BuildSection(build, rows))
     diffs.save()
-    gaps_shown = sum(1 for section in sections for row in section.rows if row.gap is not None)
-    return TraceOverview(trace, sections, all_roles, summaries, paths, trace_notes(records, gaps_shown))
+    gaps_shown = [row.gap for section in sections for row in section.rows if row.gap is not None]
+    recorded = list(getattr(trace, "notes", ()))
+    return TraceOverview(trace, sections, all_roles, summaries, paths,
+                         [*recorded, *trace_notes(records, gaps_shown, recorded)])
