@@ -62,6 +62,7 @@ def test_the_schedule_pass_shows_the_kernels_loop_nest_with_its_bound_loops(page
     depth = {t: after.locator(".nl", has_text=t).first.evaluate("e => parseFloat(e.style.paddingLeft)")
              for t in ("blockIdx.x", "threadIdx.x")}
     assert depth["threadIdx.x"] > depth["blockIdx.x"]
+    after.locator(".nk-bound", has_text="threadIdx.x").first.scroll_into_view_if_needed()  # for the screenshot
 
 
 def test_split_host_device_shows_the_device_kernel_and_the_search_finds_it(page: Any, report: Path,
