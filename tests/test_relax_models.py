@@ -47,10 +47,11 @@ def _structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
 
 
 def _relayviz(*args: str) -> subprocess.CompletedProcess:
-    """``relayviz ARGS`` in a fresh process that can import this test module (for --pass-from)."""
+    """``relayviz ARGS`` in a fresh process that can import this test module (for --pass-from), run
+    from the tests' folder: this module's ``conftest`` is the tests' one, not the checkout's."""
     path = os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p)
     return subprocess.run([sys.executable, "-m", "relayviz_instrument", *args], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "COLUMNS": "200", "PYTHONPATH": path})
+                          timeout=600, cwd=TESTS, env={**os.environ, "COLUMNS": "200", "PYTHONPATH": path})
 
 
 def _tensor(array: np.ndarray) -> Any:
