@@ -11,7 +11,9 @@ from rich.console import Console
 from relayviz_instrument.cli import main
 from relayviz_instrument.errors import RelayVizError
 from relayviz_instrument.views.history_tree import HistoryTree
-from relayviz_instrument.analysis.provenance import Provenance, pipeline_steps, provenance
+from relayviz_instrument.analysis.chain import pipeline_steps
+from relayviz_instrument.analysis.provenance import Provenance, provenance
+from relayviz_instrument.analysis.reading import TraceReading
 from relayviz_instrument.store import PassRecord, load_trace
 
 FOLDED_FROM = {"add", "multiply", "divide", "sqrt", "negative", "expand_dims"}
@@ -167,6 +169,16 @@ def test_history_of_a_built_graph_node_reaches_the_input_module(resnet18_traced:
     assert prov.history((last, data)).lineage[0] == (0, prov.find(0, node="data")[0])
 
 
+class _Records:
+    """Records as a trace without snapshots: what the reading of its structure needs."""
+
+    def __init__(self, records: List[PassRecord]) -> None:
+        self.records = records
+        self.path = None
+        self.complete = True
+        self.problems: List[str] = []
+
+
 def test_pipeline_steps_of_nested_temporary_and_untraced_events() -> None:
     def rec(index: int, name: str, depth: int, parent: Any, before: Any, after: Any) -> PassRecord:
         return PassRecord(index=index, name=name, depth=depth, parent=parent, before=before, after=after,
@@ -183,7 +195,7 @@ def test_pipeline_steps_of_nested_temporary_and_untraced_events() -> None:
         rec(7, "tir.Simplify", 1, None, None, None),
         rec(8, "FuseOps", 1, None, "m5", "m6"),  # the module changed before, untraced
     ]
-    steps, spans = pipeline_steps(records)
+    steps, spans = pipeline_steps(records, TraceReading(_Records(records)).pipeline)
     assert [(s.name, s.before, s.after, s.after_nested) for s in steps] == [
         ("SimplifyInference", "m0", "m1", False),
         ("LowerTensorExpr", "m1", "m2", False),

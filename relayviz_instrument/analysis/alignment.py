@@ -20,11 +20,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..diff import GraphDiff, diff
-from .pass_diffs import PassDiffs
-from .pipeline import FINISHING, SCRATCH, event_roles
+from .pipeline import FINISHING, SCRATCH
+from .reading import TraceReading
 from ..store import PassRecord, TraceLike
 
 __all__ = ["align", "Alignment", "AlignedPass", "SAME", "DIFFERENT", "ONLY_A", "ONLY_B"]
@@ -230,12 +230,11 @@ class _Side:
     """One trace as the alignment walks it: its events, their keys, and the module it holds."""
 
     def __init__(self, trace: TraceLike) -> None:
-        records: Sequence[PassRecord] = trace.records
-        self.roles = event_roles(records)
-        by_index = {r.index: r for r in records}
-        self.events = list(records)
-        self.keys = [_key(r, by_index) for r in self.events]
-        self.docs = PassDiffs(trace)
+        reading = TraceReading(trace)
+        self.roles = reading.roles
+        self.events = reading.records
+        self.keys = [_key(r, reading.by_index) for r in self.events]
+        self.docs = reading.diffs
         self._open: List[PassRecord] = []
         self._current: Optional[str] = None
 

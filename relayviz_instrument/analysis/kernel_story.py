@@ -24,13 +24,13 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..errors import RelayVizError
 from ..store import PassRecord, TraceLike
-from .builds import split_builds
-from .loop_nest import LoopNest, launched_kernels, loop_nests
+from .loop_nest import KernelNests, LoopNest, launched_kernels
 from .pass_diffs import PassDiffs
 from .provenance import Provenance
+from .reading import TraceReading
 from .schedule_changes import SPLIT, KernelChange, kernel_changes
 
-__all__ = ["KernelStep", "KernelStory", "kernel_story", "host_of", "events_by_end", "KernelNests"]
+__all__ = ["KernelStep", "KernelStory", "kernel_story", "host_of", "events_by_end"]
 
 
 @dataclass(frozen=True)
@@ -95,20 +95,6 @@ def _own_start(record: PassRecord, nested: Sequence[PassRecord]) -> Optional[str
     return current
 
 
-class KernelNests:
-    """The loop nests of every snapshot of a trace, read once each (kept by reference)."""
-
-    def __init__(self, cache: PassDiffs) -> None:
-        self.cache = cache
-        self._nests: Dict[str, Dict[str, LoopNest]] = {}
-
-    def __call__(self, ref: str) -> Dict[str, LoopNest]:
-        found = self._nests.get(ref)
-        if found is None:
-            found = self._nests[ref] = loop_nests(self.cache.document(ref))
-        return found
-
-
 def host_of(trace: TraceLike, name: str, nests: Optional[KernelNests] = None) -> Optional[str]:
     """The host function that launches the device kernel ``name`` in some snapshot of the
     trace, or None when no function does."""
@@ -122,24 +108,25 @@ def host_of(trace: TraceLike, name: str, nests: Optional[KernelNests] = None) ->
     return None
 
 
-def kernel_story(trace: TraceLike, name: str, *, cache: Optional[PassDiffs] = None,
+def kernel_story(trace: TraceLike, name: str, *, reading: Optional[TraceReading] = None,
                  operators: bool = True) -> KernelStory:
     """The story of the kernel ``name`` (a PrimFunc, a host function, or a device kernel) in
     ``trace``: see the module docstring. ``operators``: also find the input module's operator
-    calls it stems from (diffs the passes up to the kernel's making, through ``cache``).
+    calls it stems from (diffs the passes up to the kernel's making). ``reading``: the trace's
+    reading, if made already.
 
     Raises :class:`RelayVizError` when no snapshot holds a PrimFunc of that name with its
     statements (a trace recorded without ``tir=True`` has none), naming some that do.
     """
-    cache = cache if cache is not None else PassDiffs(trace, keep_documents=None)
-    nests = KernelNests(cache)
+    if reading is None:
+        reading = TraceReading(trace, diffs=PassDiffs(trace, keep_documents=None))
+    nests = reading.nests
     host = host_of(trace, name, nests)
     root = host if host is not None else name
-    by_index = {r.index: r for r in trace.records}
-    for build in split_builds(trace.records):  # the first compilation that has the kernel
-        steps, devices = _steps(build.members(by_index), name, host, root, nests)
+    for build in reading.builds:  # the first compilation that has the kernel
+        steps, devices = _steps(build.members, name, host, root, nests)
         if steps:
-            found = _operators(trace, cache, root) if operators else ()
+            found = _operators(trace, reading, root) if operators else ()
             return KernelStory(name, tuple(steps), host, devices if host is None else (), found)
     raise RelayVizError(_not_found(trace, name, nests))
 
@@ -213,12 +200,12 @@ def _not_found(trace: TraceLike, name: str, nests: KernelNests) -> str:
     return f"{trace.path}: no kernel named {name!r}; the trace's kernels include: {shown}"
 
 
-def _operators(trace: TraceLike, cache: PassDiffs, kernel: str) -> Tuple[Tuple[str, int], ...]:
+def _operators(trace: TraceLike, reading: TraceReading, kernel: str) -> Tuple[Tuple[str, int], ...]:
     """The input module's operator calls the kernel's first node on the pipeline stems from:
     its first PrimFunc node, else (when the diff paired that one with nothing that leads back,
     as FuseTIR's of a small module can) the first node of its name, a fused Relax function;
     most frequent first."""
-    prov = Provenance(trace, cache)
+    prov = Provenance(trace, reading)
     if not prov.refs:
         return ()
     first: Dict[bool, Tuple[int, int]] = {}  # is it a PrimFunc -> its first (position, id)

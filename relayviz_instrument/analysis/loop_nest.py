@@ -34,9 +34,10 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import RelayVizFormatError
 from ..format import Document
+from .pass_diffs import PassDiffs
 
-__all__ = ["Dim", "IterVar", "Loop", "Block", "Alloc", "Sync", "Store", "Branch", "Intrinsic", "NestItem",
-           "LoopNest", "read_loop_nest", "loop_nests", "kernel_names", "launched_kernels", "walk_items",
+__all__ = ["KernelNests", "Dim", "IterVar", "Loop", "Block", "Alloc", "Sync", "Store", "Branch", "Intrinsic",
+           "NestItem", "LoopNest", "read_loop_nest", "loop_nests", "kernel_names", "launched_kernels", "walk_items",
            "children", "THREAD_BINDING", "ALLREDUCE", "LAUNCH", "MAX_DEPTH"]
 
 #: A loop's extent or bound, a buffer's dimension: an integer, or the text of an expression.
@@ -466,3 +467,17 @@ def _compact(items: List[NestItem]) -> Tuple[NestItem, ...]:
         else:
             out.append(item)
     return tuple(out)
+
+
+class KernelNests:
+    """The loop nests of every snapshot of a trace, read once each (kept by reference)."""
+
+    def __init__(self, cache: PassDiffs) -> None:
+        self.cache = cache
+        self._nests: Dict[str, Dict[str, LoopNest]] = {}
+
+    def __call__(self, ref: str) -> Dict[str, LoopNest]:
+        found = self._nests.get(ref)
+        if found is None:
+            found = self._nests[ref] = loop_nests(self.cache.document(ref))
+        return found

@@ -48,12 +48,18 @@ class PassDiffs:
         self._views: "OrderedDict[str, Tuple[Document, CanonicalGraph]]" = OrderedDict()
         self._diffs: Dict[Tuple[str, str, bool], GraphDiff] = {}
         self._cache_root: Optional[Path] = None
-        self._summaries: Dict[str, Dict[str, Any]] = {}
+        self._read: Optional[Dict[str, Dict[str, Any]]] = None  # the summaries, once the cache is read
         self._dirty = False
         path = getattr(trace, "path", None)
         if use_cache and path is not None:
             self._cache_root = Path(path)
-            self._summaries = read_cache(self._cache_root, trace.records)
+
+    @property
+    def _summaries(self) -> Dict[str, Dict[str, Any]]:
+        """The summaries known: the trace's cache, read when a summary is first asked for."""
+        if self._read is None:
+            self._read = {} if self._cache_root is None else read_cache(self._cache_root, self.trace.records)
+        return self._read
 
     def document(self, ref: str) -> Document:
         """The snapshot ``ref`` (the last few are kept in memory)."""

@@ -36,7 +36,8 @@ from ..format import Document
 from ..format.irs import KERNEL_CALLS, VM_BUILTIN_PREFIX, VM_EXECUTABLE
 from ..store import PassRecord
 
-__all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "Gap", "Credit", "credits", "own_op_deltas",
+__all__ = ["pipeline_events", "event_roles", "pipeline_gaps", "walk_pipeline", "Gap", "Credit", "credits",
+           "own_op_deltas",
            "pipeline_op_deltas", "PIPELINE", "FINISHING", "SCRATCH", "kernel_counts", "kernel_delta",
            "kernel_name", "kernel_ops"]
 
@@ -90,9 +91,10 @@ class Credit:
         return not self.parts
 
 
-def credits(records: Sequence[PassRecord]) -> Dict[int, Credit]:
-    """The :class:`Credit` of every event on the pipeline (or finishing one) that changed the module."""
-    roles = event_roles(records)
+def credits(records: Sequence[PassRecord], roles: Optional[Mapping[int, str]] = None) -> Dict[int, Credit]:
+    """The :class:`Credit` of every event on the pipeline (or finishing one) that changed the
+    module (``roles``: the records' :func:`event_roles`, when computed already)."""
+    roles = event_roles(records) if roles is None else roles
     children: Dict[int, List[PassRecord]] = {}
     for r in records:
         if r.parent is not None and roles.get(r.index) in (PIPELINE, FINISHING):
@@ -138,6 +140,11 @@ def event_roles(records: Sequence[PassRecord]) -> Dict[int, str]:
 def pipeline_gaps(records: Sequence[PassRecord]) -> List[Gap]:
     """Where a top-level event received a module other than the one the pipeline held."""
     return _walk(records)[1]
+
+
+def walk_pipeline(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
+    """:func:`event_roles` and :func:`pipeline_gaps` of ``records``, from one walk."""
+    return _walk(records)
 
 
 def _walk(records: Sequence[PassRecord]) -> Tuple[Dict[int, str], List[Gap]]:
@@ -196,7 +203,8 @@ def _set_aside(event: int, roles: Dict[int, str], parents: Mapping[int, Optional
 
 def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphDiff],
                        kernels: Optional[Mapping[int, Mapping[str, int]]] = None,
-                       kernel_ops: Optional[Mapping[int, Set[str]]] = None) -> List[Tuple[str, Dict[str, int]]]:
+                       kernel_ops: Optional[Mapping[int, Set[str]]] = None,
+                       roles: Optional[Mapping[int, str]] = None) -> List[Tuple[str, Dict[str, int]]]:
     """``(pass name, op delta)`` for :class:`OpDeltaTable`: what each pass on the pipeline did
     itself (:func:`own_op_deltas`), from the ``diffs`` of some of the ``records`` by index,
     with the :func:`kernel_delta` of each in ``kernels`` (Relax: calls of each kernel). The
@@ -204,9 +212,11 @@ def pipeline_op_deltas(records: Sequence[PassRecord], diffs: Mapping[int, GraphD
     of kernels) are left out of its diff's counts: its kernel delta counts them.
 
     Passes off the pipeline (:func:`pipeline_events`) are left out; with every changed pass
-    on it diffed, the deltas sum to the change from the first snapshot to the last.
+    on it diffed, the deltas sum to the change from the first snapshot to the last. ``roles``:
+    the records' :func:`event_roles`, when computed already.
     """
-    on = set(pipeline_events(records))
+    on = ({i for i, role in roles.items() if role == PIPELINE} if roles is not None
+          else set(pipeline_events(records)))
     by_index = {r.index: r for r in records}
     rows = []
     for r in records:

@@ -8,7 +8,8 @@ import argparse
 from rich.console import Console
 from rich.text import Text
 
-from ..analysis.kernel_story import KernelNests, host_of
+from ..analysis.kernel_story import host_of
+from ..analysis.loop_nest import KernelNests
 from ..errors import RelayVizUsageError
 from ..names import printable
 from ..views.history_tree import HistoryTree

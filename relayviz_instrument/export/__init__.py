@@ -16,10 +16,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from ..errors import RelayVizUsageError
 from .base import Exporter, ExportGraph, ExportOptions, OutputPath
 from .netron import write_netron
-from .resolve import changed_passes, resolve_graphs
+from .resolve import passes_to_draw, resolve_graphs
 
 __all__ = ["EXPORTERS", "EXPORT_FORMATS", "Exporter", "ExportGraph", "ExportOptions", "exporter", "export",
-           "export_sources", "resolve_graphs", "changed_passes", "write_netron"]
+           "export_sources", "resolve_graphs", "passes_to_draw", "write_netron"]
 
 #: ``--to`` name -> ``module:class`` of its exporter (imported when first asked for).
 EXPORTERS: Mapping[str, str] = {

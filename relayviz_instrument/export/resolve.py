@@ -6,24 +6,24 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import List, Optional, Union
 
 from ..diff import diff as diff_documents
 from ..errors import RelayVizUsageError
-from ..analysis.pipeline import pipeline_events
+from ..analysis.reading import TraceReading
 from ..store.documents import read_document
 from ..analysis.selection import select_event
 from ..store import PassRecord, Trace, load_trace
 from .base import ExportGraph
 
-__all__ = ["resolve_graphs", "trace_graphs", "changed_passes"]
+__all__ = ["resolve_graphs", "trace_graphs", "passes_to_draw"]
 
 
 def resolve_graphs(source: Union[str, "os.PathLike[str]"], *, select: Union[str, int, None] = None,
                    diff: bool = False) -> List[ExportGraph]:
     """The graphs to draw from ``source``: a file (a RelayViz snapshot or graph JSON) gives its
     graph; a trace directory gives the pass event ``select`` names (index or pass name, as
-    ``--pass``), or every pass that changed the module (:func:`changed_passes`). With
+    ``--pass``), or every pass that changed the module (:func:`passes_to_draw`). With
     ``diff``, each pass's graph carries its input document and the diff of the two.
     Raises :class:`RelayVizUsageError` for an option the source cannot honour.
     """
@@ -39,22 +39,22 @@ def resolve_graphs(source: Union[str, "os.PathLike[str]"], *, select: Union[str,
     return [ExportGraph(name=path.name, document=read_document(path), source=str(path))]
 
 
-def changed_passes(records: Sequence[PassRecord]) -> List[PassRecord]:
+def passes_to_draw(reading: TraceReading) -> List[PassRecord]:
     """The pass events that changed the pipeline's module, innermost only: a Sequential whose
     passes changed it is left out (its passes are in), and so are passes that ran on
-    temporary modules (see :func:`~relayviz_instrument.analysis.pipeline.pipeline_events`)."""
-    on = set(pipeline_events(records))
-    changed = [r for r in records if r.changed and r.index in on and r.before and r.after]
+    temporary modules (see :attr:`~relayviz_instrument.analysis.reading.TraceReading.pipeline`)."""
+    on = reading.pipeline
+    changed = [r for r in reading.records if r.changed and r.index in on and r.before and r.after]
     parents = {r.parent for r in changed}
     return [r for r in changed if r.index not in parents]
 
 
 def trace_graphs(trace: Trace, *, select: Union[str, int, None] = None, diff: bool = False) -> List[ExportGraph]:
-    """The graphs of the pass event ``select`` of ``trace``, or of its :func:`changed_passes`."""
+    """The graphs of the pass event ``select`` of ``trace``, or of its :func:`passes_to_draw`."""
     if select is not None:
         records = [select_event(trace, select)]
     else:
-        records = changed_passes(trace.records)
+        records = passes_to_draw(TraceReading(trace))
         if not records:
             raise RelayVizUsageError(f"{trace.path}: no pass changed the module; pick an event with --pass "
                                      "(`relayviz show --all` lists them)")

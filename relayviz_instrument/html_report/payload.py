@@ -1,5 +1,7 @@
 """The data an HTML report embeds: passes, snapshots, pass graphs and provenance. Pure: no I/O
-but reading the trace's snapshots through :class:`~relayviz_instrument.analysis.pass_diffs.PassDiffs`.
+but reading the trace's snapshots through its reading
+(:class:`~relayviz_instrument.analysis.reading.TraceReading`), which counts each pass's changes
+as ``relayviz show`` does.
 
 Each pass that changed the module is diffed once; the steps of the pipeline (the provenance
 chain) reuse those diffs. The viewer follows a node's history through ``steps``: the pass
@@ -15,12 +17,10 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..diff import GraphDiff
-from ..analysis.kernel_story import KernelNests
 from ..analysis.loop_nest import LoopNest
 from ..analysis.pass_diffs import PassDiffs
-from ..analysis.schedule_changes import kernel_changes
+from ..analysis.reading import TraceReading
 from ..views.loop_nest import nest_lines
-from ..views.overview import show_trace
 from ..analysis.provenance import Provenance
 from ..store import PassRecord, TraceLike
 from .graphs import STATUSES, pass_graph, snapshot_graph
@@ -34,9 +34,10 @@ COLLAPSE_ABOVE = 150
 
 
 class _Builder:
-    def __init__(self, trace: TraceLike, cache: PassDiffs) -> None:
+    def __init__(self, trace: TraceLike, reading: TraceReading) -> None:
         self.trace = trace
-        self.cache = cache
+        self.reading = reading
+        self.cache = reading.diffs
         self.snapshots: List[Dict[str, Any]] = []
         self._snapshot_positions: Dict[str, int] = {}
         self.graphs: List[Dict[str, Any]] = []
@@ -45,7 +46,7 @@ class _Builder:
         #: is the same nest before and after it, and the next pass's before.
         self.nests: List[List[List[Any]]] = []
         self._nest_index: Dict[Tuple[str, ...], int] = {}
-        self._loop_nests = KernelNests(cache)
+        self._loop_nests = reading.nests
 
     def snapshot_index(self, ref: str) -> int:
         index = self._snapshot_positions.get(ref)
@@ -80,7 +81,7 @@ class _Builder:
         """What the pass from ``before`` to ``after`` did to each kernel's loop nest: its line,
         and the nests before and after it (indices into ``nests``)."""
         out = []
-        for change in kernel_changes(self._loop_nests(before), self._loop_nests(after)):
+        for change in self.reading.kernel_changes(before, after):
             entry: Dict[str, Any] = {"name": change.kernel, "verb": change.verb, "text": change.text(),
                                      "before": self.nest(change.before), "after": self.nest(change.after)}
             if change.devices:  # a split: the device kernels hold the nest now
@@ -124,19 +125,23 @@ def _pass(record: PassRecord, graph: Optional[int], span: Optional[Tuple[int, in
     return out
 
 
-def report_data(trace: TraceLike, *, cache: Optional[PassDiffs] = None,
+def report_data(trace: TraceLike, *, reading: Optional[TraceReading] = None,
                 collapse_above: int = COLLAPSE_ABOVE) -> Dict[str, Any]:
     """Everything the HTML report of ``trace`` shows, as JSON-able data.
 
     Every pass that changed the module with both snapshots recorded gets a pass graph; the
     pipeline's steps (see :mod:`~relayviz_instrument.analysis.provenance`) get theirs too, so that the
     viewer can follow any node of a step's snapshots back to the input module. The same trace
-    gives the same data.
+    gives the same data. ``reading``: the trace's reading, if made already (one that keeps
+    every document it reads: the page holds every snapshot).
     """
-    cache = cache if cache is not None else PassDiffs(trace, keep_documents=None)
-    prov = Provenance(trace, cache)
-    build = _Builder(trace, cache)
-    credited = show_trace(trace, everything=True, diffs=cache).summaries  # as `relayviz show` counts them
+    if reading is None:
+        reading = TraceReading(trace, diffs=PassDiffs(trace, keep_documents=None))
+    prov = Provenance(trace, reading)
+    build = _Builder(trace, reading)
+    credited = {entry.record.index: entry.summary  # as `relayviz show --all` counts them
+                for rows in reading.table(everything=True) for entry in rows
+                if entry.record is not None and entry.summary is not None}
     passes = []
     for record in trace.records:
         graph = None

@@ -44,7 +44,8 @@ from ..errors import RelayVizFormatError, RelayVizTraceError, RelayVizUsageError
 from ..format import Document
 from ..format.irs import ARTIFACT_IRS, GRAPH_IRS, MODULE_IRS
 from ..format.loading import checked
-from ..analysis.pipeline import FINISHING, SCRATCH, event_roles
+from ..analysis.pipeline import FINISHING, SCRATCH
+from ..analysis.reading import TraceReading
 from ..store import PassRecord, TraceLike
 
 __all__ = ["SNAPSHOT_FORMAT", "SnapshotOptions", "StoredSnapshot", "SnapshotFormatError", "encode_snapshot",
@@ -190,7 +191,7 @@ def _document(obj: Any) -> Document:
 
 def _trace_body(trace: TraceLike, options: SnapshotOptions) -> List[str]:
     records: List[PassRecord] = list(trace.records)
-    roles = event_roles(records)
+    roles = TraceReading(trace).roles
     pinned = [r for r in records if (r.ir in _PINNED_IRS and roles.get(r.index) != SCRATCH
                                      and options.keeps(r.name))]
     names: Dict[str, str] = {}  # the trace's reference -> the module's name in the file

@@ -8,7 +8,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from rich.tree import Tree
 
-from ..analysis.provenance import NodeEvent, NodeKey, Provenance
+from ..analysis.chain import NodeEvent, NodeKey
+from ..analysis.provenance import Provenance
 from ..names import printable
 from .diff_tree import field_changes_text
 

@@ -9,7 +9,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from ..analysis.kernel_story import KernelStory, kernel_story
-from ..analysis.pass_diffs import PassDiffs
+from ..analysis.reading import TraceReading
 from ..analysis.schedule_changes import device_kernel
 from ..names import printable
 from ..store import TraceLike
@@ -71,7 +71,7 @@ class KernelHistory:
 
 
 def kernel_history(trace: TraceLike, name: str, *, brief: bool = False,
-                   cache: Optional[PassDiffs] = None) -> KernelHistory:
+                   reading: Optional[TraceReading] = None) -> KernelHistory:
     """The story of the kernel ``name`` in ``trace`` (see
     :func:`~relayviz_instrument.analysis.kernel_story.kernel_story`), ready to print."""
-    return KernelHistory(kernel_story(trace, name, cache=cache), brief=brief)
+    return KernelHistory(kernel_story(trace, name, reading=reading), brief=brief)

@@ -23,10 +23,10 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis.builds import RECORD_GRAPH_FIX, Build, split_builds
-from ..analysis.pass_diffs import PassDiffs
-from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH, Gap, credits, event_roles, pipeline_gaps
-from ..analysis.steps import BUILD_STEP, TVM_CODE, USER_CODE, Origin, module_step, origin_of
+from ..analysis.builds import RECORD_GRAPH_FIX, Build
+from ..analysis.pipeline import FINISHING, SCRATCH, Gap
+from ..analysis.reading import TraceReading
+from ..analysis.steps import BUILD_STEP, TVM_CODE, USER_CODE, Origin, origin_of
 from ..names import printable, shorten
 from ..format.irs import ARTIFACT_IRS
 from ..store import PassRecord, TraceLike, snapshot_path
@@ -107,19 +107,20 @@ class TraceSummary:
             yield Text(f"{len(skipped)} pass events skipped by RelayVizBisect (limit {ran}), from #{skipped[0].index} "
                        f"{printable(skipped[0].name)} on; `relayviz show --all` marks them", style="bold yellow")
         notes = self.notes if self.notes is not None else [*getattr(self.trace, "notes", ()), *trace_notes(
-            records, recorded=getattr(self.trace, "notes", ()))]
+            TraceReading(self.trace), recorded=getattr(self.trace, "notes", ()))]
         for note in notes:
             yield Text("note: " + printable(note, None), style="yellow")
 
 
-def trace_notes(records: Sequence[PassRecord], gaps: Optional[Sequence[Gap]] = None,
+def trace_notes(reading: TraceReading, gaps: Optional[Sequence[Gap]] = None,
                 recorded: Sequence[str] = ()) -> List[str]:
     """What a reader of the trace should know that no row shows: what was built but not
     recorded, changes made outside any recorded pass (``gaps``: those shown, when known; a step
     of TVM's build is no such change), modules that could not be snapshotted. ``recorded``: the
     notes the trace holds itself (one saying a build returned no graph explains its absence)."""
     notes = []
-    builds = split_builds(records)
+    records = reading.records
+    builds = [b.build for b in reading.builds]
     no_graph = any(NO_GRAPH in note for note in recorded)
     missing = [b for b in builds if b.missing_artifact and not no_graph]
     if missing and len(builds) == 1:
@@ -129,8 +130,7 @@ def trace_notes(records: Sequence[PassRecord], gaps: Optional[Sequence[Gap]] = N
         notes.append(", ".join(b.label() for b in missing) + ": lowered, but its built graph was not recorded: "
                      + RECORD_GRAPH_FIX)
     if gaps is None:
-        by_index = {r.index: r for r in records}
-        gaps = [g for b in builds for g in pipeline_gaps(b.members(by_index))]
+        gaps = reading.gaps
     origins = [origin_of(g.between) for g in gaps]
     outside = [o for o in origins if o.kind != BUILD_STEP]
     where = sorted({f"{o.function} ({_short_where(o)})" if o.kind == USER_CODE else o.function
@@ -343,60 +343,43 @@ def _path(trace: TraceLike, ref: Optional[str]) -> str:
 
 
 def show_trace(trace: TraceLike, *, everything: bool = False, paths: bool = False,
-               diffs: Optional[PassDiffs] = None) -> TraceOverview:
+               reading: Optional[TraceReading] = None) -> TraceOverview:
     """The overview of ``trace`` (read with :func:`~relayviz_instrument.load_trace`, or live).
 
     By default each compilation's pipeline passes that changed the module or failed, what it
     built, and rows for changes made outside any recorded pass; ``everything`` lists every
     event, scratch work and nested type inference included, labelled. ``paths`` adds the
-    snapshot file of each row. ``diffs`` shares the diffs of another view of the same trace.
+    snapshot file of each row. ``reading`` shares what another view of the same trace read.
     """
-    records = trace.records
-    by_index = {r.index: r for r in records}
-    diffs = diffs if diffs is not None else PassDiffs(trace)
+    reading = reading if reading is not None else TraceReading(trace)
+    by_index = reading.by_index
     summaries: Dict[int, Dict[str, Any]] = {}
-    all_roles: Dict[int, str] = {}
     sections = []
-    for build in split_builds(records):
-        members = build.members(by_index)
-        roles = event_roles(members)
-        all_roles.update(roles)
-        credit = credits(members)
-        gaps = {g.next: g for g in pipeline_gaps(members)}
+    for build, entries in zip(reading.builds, reading.table(everything)):
         rows: List[PassRow] = []
-        for r in members:
-            index = r.index
-            gap = gaps.get(index)
-            if gap is not None and not diffs.pair_diff(gap.old, gap.new).is_empty:
-                old, new = diffs.document(gap.old), diffs.document(gap.new)
-                origin = origin_of(gap.between)
-                step = (f"step of {origin.function}: {module_step(old, new).describe()}"
-                        if origin.kind == BUILD_STEP else "")
-                rows.append(PassRow(summary=diffs.pair_summary(gap.old, gap.new), note=step, gap=gap,
-                                    nodes=f"{len(old['nodes'])} -> {len(new['nodes'])}"))
-            role = roles.get(index, PIPELINE)
-            shown = everything or r.error is not None or (role == PIPELINE and r.changed) or r.ir in ARTIFACT_IRS
-            if not shown:
+        for entry in entries:
+            if entry.gap is not None:
+                assert entry.origin is not None and entry.step is not None
+                step = (f"step of {entry.origin.function}: {entry.step.describe()}"
+                        if entry.origin.kind == BUILD_STEP else "")
+                rows.append(PassRow(summary=entry.summary, note=step, gap=entry.gap,
+                                    nodes=f"{entry.nodes[0]} -> {entry.nodes[1]}"))
                 continue
-            summary: Optional[Dict[str, Any]] = None
-            if index in credit:
-                summary = diffs.credited_summary(credit[index])
-            elif r.changed and r.before and r.after:  # scratch work and artifacts: the whole diff
-                summary = diffs.summary(r)
-            if summary is not None:
-                summaries[index] = summary
+            r = entry.record
+            assert r is not None
+            if entry.summary is not None:
+                summaries[r.index] = entry.summary
             note = ""
-            if role == SCRATCH:
+            if entry.role == SCRATCH:
                 note = "scratch"
-            elif role == FINISHING and r.parent is not None:
+            elif entry.role == FINISHING and r.parent is not None:
                 parent = by_index[r.parent].name
                 note = f"types of {parent}" if r.name == "InferType" else f"ends {parent}"
-            elif index in credit and credit[index].by_nested_passes:
+            elif entry.by_nested_passes:
                 note = "by nested passes"
-            rows.append(PassRow(r, summary, note))
-        sections.append(BuildSection(build, rows))
-    diffs.save()
+            rows.append(PassRow(r, entry.summary, note))
+        sections.append(BuildSection(build.build, rows))
     gaps_shown = [row.gap for section in sections for row in section.rows if row.gap is not None]
     recorded = list(getattr(trace, "notes", ()))
-    return TraceOverview(trace, sections, all_roles, summaries, paths,
-                         [*recorded, *trace_notes(records, gaps_shown, recorded)])
+    return TraceOverview(trace, sections, dict(reading.roles), summaries, paths,
+                         [*recorded, *trace_notes(reading, gaps_shown, recorded)])

@@ -10,7 +10,6 @@ InferType filled in. ``docs/json.md`` documents the JSON forms field by field.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Pattern, Tuple, Union
 
@@ -19,26 +18,17 @@ from rich.text import Text
 
 from ..names import printable
 
-from ..analysis.builds import split_builds
-from ..analysis.loop_nest import LoopNest, loop_nests
-from ..analysis.schedule_changes import KernelChange, kernel_changes
+from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH
+from ..analysis.reading import TraceReading
+from ..analysis.schedule_changes import KernelChange
 from ..diff import GraphDiff
 from .diff_tree import DiffView, OpDeltaTable
 from .kernel_changes import kernel_change_lines
 from ..errors import RelayVizUsageError
-from ..analysis.pass_diffs import PassDiffs
-from ..analysis.pipeline import (FINISHING, PIPELINE, SCRATCH, credits, event_roles, kernel_delta, kernel_ops,
-                                 pipeline_op_deltas)
-from ..format.irs import ARTIFACT_IRS, RELAX, VM_EXECUTABLE
+from ..format.irs import ARTIFACT_IRS
 from ..store import PassRecord, TraceLike
 
-__all__ = ["TraceReport", "PassChange", "report_trace", "changed_passes"]
-
-
-def changed_passes(records: List[PassRecord], pattern: Optional[Pattern[str]] = None) -> List[PassRecord]:
-    """The records of passes that changed the module (with both snapshots), optionally by name."""
-    return [r for r in records
-            if r.changed and r.before and r.after and (pattern is None or pattern.search(r.name))]
+__all__ = ["TraceReport", "PassChange", "report_trace"]
 
 
 @dataclass
@@ -136,75 +126,22 @@ class TraceReport:
 
 
 def report_trace(trace: TraceLike, passes: Union[str, Pattern[str], None] = None, *,
-                 everything: bool = False) -> TraceReport:
+                 everything: bool = False, reading: Optional[TraceReading] = None) -> TraceReport:
     """Diff every pipeline pass of ``trace`` that changed the module (those whose name matches
     the regular expression ``passes``, if given; with ``everything``, scratch work and nested
-    type inference too), and count the operators each compilation's passes added and removed."""
+    type inference too), and count the operators each compilation's passes added and removed.
+    ``reading`` shares what another view of the same trace read."""
     pattern = _compiled(passes)
-    records = trace.records
-    by_index = {r.index: r for r in records}
-    diffs = PassDiffs(trace)
-    nests = _KernelReader(diffs)
+    reading = reading if reading is not None else TraceReading(trace)
     reports = []
-    for build in split_builds(records):
-        members = build.members(by_index)
-        roles = event_roles(members)
-        credit = credits(members)
-        found: List[PassChange] = []
-        full: Dict[int, GraphDiff] = {}
-        for record in changed_passes(members, pattern):
-            role = roles.get(record.index, PIPELINE)
-            if role != PIPELINE and not everything and record.ir not in ARTIFACT_IRS:
-                continue
-            result = diffs.diff(record)
-            assert result is not None and record.before and record.after
-            full[record.index] = result
-            own = credit.get(record.index)
-            if own is None or own.parts == ((record.before, record.after, False),):
-                found.append(PassChange(record, result, role, _note(record, role, by_index),
-                                        kernels=nests.changes(record.before, record.after)))
-            elif own.by_nested_passes:
-                if everything:
-                    found.append(PassChange(record, result, role, "the total of the passes nested in it"))
-            else:
-                for (a, b, untyped), part in zip(own.parts, diffs.credited_diffs(own)):
-                    found.append(PassChange(record, part, role, _note(record, role, by_index), untyped,
-                                            nests.changes(a, b)))
-        on_pipeline = {i: d for i, d in full.items() if roles.get(i, PIPELINE) == PIPELINE}
-        kernels, counted = {}, {}
-        for i in on_pipeline:
-            r = by_index[i]
-            # what a Relax build's VM executable calls is counted by kernel as in its modules
-            relax_built = build.relax and r.ir == VM_EXECUTABLE
-            if (r.ir == RELAX or relax_built) and r.before and r.after:  # (a changed pass has both snapshots)
-                after = diffs.document(r.after)
-                kernels[i] = kernel_delta(diffs.document(r.before), after)
-                if relax_built:
-                    counted[i] = kernel_ops(after)
-        deltas = pipeline_op_deltas(members, on_pipeline, kernels, counted)
-        reports.append(BuildReport(build.number, build.label(), found, deltas))
-    diffs.save()
+    for build, entries, deltas in reading.changes(pattern, everything):
+        found = []
+        for entry in entries:
+            note = ("the total of the passes nested in it" if entry.total
+                    else _note(entry.record, entry.role, reading.by_index))
+            found.append(PassChange(entry.record, entry.diff, entry.role, note, entry.without_types, entry.kernels))
+        reports.append(BuildReport(build.build.number, build.build.label(), found, deltas))
     return TraceReport(trace, reports, pattern is not None)
-
-
-class _KernelReader:
-    """The loop nests of the kernels of each snapshot, read once (a pass's after is the next
-    pass's before), and what each pass did to them."""
-
-    def __init__(self, diffs: PassDiffs) -> None:
-        self.diffs = diffs
-        self._nests: "OrderedDict[str, Dict[str, LoopNest]]" = OrderedDict()
-
-    def nests(self, ref: str) -> Dict[str, LoopNest]:
-        found = self._nests.get(ref)
-        if found is None:
-            found = self._nests[ref] = loop_nests(self.diffs.document(ref))
-            while len(self._nests) > 4:
-                self._nests.popitem(last=False)
-        return found
-
-    def changes(self, before: str, after: str) -> Tuple[KernelChange, ...]:
-        return tuple(kernel_changes(self.nests(before), self.nests(after)))
 
 
 def _compiled(passes: Union[str, Pattern[str], None]) -> Optional[Pattern[str]]:
