@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, List
 
 from ._version import __version__
 from .errors import (CompilationInterrupted, GraphJSONError, RelayVizDependencyError, RelayVizError,
@@ -162,5 +162,5 @@ def __getattr__(name: str) -> object:  # PEP 562
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__() -> list:
+def __dir__() -> List[str]:
     return sorted(set(globals()) | set(__all__))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from ..errors import RelayVizUsageError
 from .base import Exporter, ExportGraph, ExportOptions, OutputPath
@@ -40,7 +40,8 @@ def exporter(name: str) -> Exporter:
     except KeyError:
         raise RelayVizUsageError(f"unknown export format {name!r}; choose one of: "
                                  + ", ".join(EXPORT_FORMATS)) from None
-    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)()
+    # Imported by name, so mypy cannot see the class: every EXPORTERS entry names an Exporter.
+    return cast(Exporter, getattr(importlib.import_module(f"{__name__}.{module}"), cls)())
 
 
 def export(graphs: Sequence[ExportGraph], to: str, out: OutputPath, *,

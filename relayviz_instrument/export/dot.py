@@ -16,14 +16,14 @@ characters); an SVG that still does not parse is refused, not written.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, cast
 from xml.parsers import expat
 
 from .._files import atomic_write_bytes
 from ..errors import RelayVizDependencyError, RelayVizExportError
 from ..names import printable
 from .base import ExportGraph, ExportOptions, OutputPath, graph_files, require
-from .drawing import STATUS_COLOURS, STATUSES, Drawing, DrawnNode
+from .drawing import STATUS_COLOURS, STATUSES, Cluster, Drawing, DrawnNode
 from .sizing import prepare
 
 __all__ = ["DotExporter", "SvgExporter", "to_dot", "DOT_NODE_LIMIT"]
@@ -53,7 +53,7 @@ def to_dot(drawing: Drawing, *, legend: bool = True) -> str:
         "label": _escaped_lines(title), "newrank": "true", "nodesep": "0.25", "ranksep": "0.35"},
         node_attr={"fontname": "Helvetica", "fontsize": "10", "margin": "0.08,0.03", "height": "0.3"},
         edge_attr={"color": "#546e7a", "arrowsize": "0.6"})
-    children: Dict[Optional[str], List[Any]] = {}
+    children: Dict[Optional[str], List[Cluster]] = {}
     for cluster in drawing.clusters:
         children.setdefault(cluster.parent, []).append(cluster)
     members: Dict[Optional[str], List[DrawnNode]] = {}
@@ -82,7 +82,7 @@ def to_dot(drawing: Drawing, *, legend: bool = True) -> str:
         dot.edge(edge.src, edge.dst, **attrs)
     if legend and drawing.is_diff:
         _legend(dot, drawing)
-    return dot.source
+    return cast(str, dot.source)  # graphviz is untyped: Digraph.source is its DOT text
 
 
 _CLUSTER_BACKS = {"added": "#f1f8e9", "removed": "#ffebee", "changed": "#fff8e1"}
@@ -116,7 +116,7 @@ def _tooltip(node: DrawnNode) -> List[str]:
     return [head] + [f"{k} = {v}" for k, v in node.attrs]
 
 
-def _lines(lines: Any) -> str:
+def _lines(lines: Iterable[str]) -> str:
     """Lines for a DOT label, each centred (``\\n`` ends a line in DOT's escString)."""
     return "\\n".join(lines)
 
@@ -168,7 +168,7 @@ def render_svg(source: str, where: str) -> bytes:
     except expat.ExpatError as exc:
         raise RelayVizExportError(f"{where}: dot wrote an SVG that is not valid XML ({exc}); nothing was "
                                   "written") from None
-    return svg
+    return cast(bytes, svg)  # graphviz is untyped: pipe() without an encoding returns bytes
 
 
 def _write(graphs: Sequence[ExportGraph], out: OutputPath, options: ExportOptions, *, fmt: str, suffix: str,

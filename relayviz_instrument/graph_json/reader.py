@@ -401,7 +401,8 @@ class _GraphReader:
 
 def _var_type(var: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     if "type" in var:
-        return var["type"]
+        ty: Dict[str, Any] = var["type"]
+        return ty
     if "dtype" in var and "shape" in var:
         return {"dtype": var["dtype"], "shape": var["shape"]}
     return None

@@ -132,9 +132,12 @@ class _GraphEntries:
 
     def name(self, nid: int) -> str:
         node = self.nodes[nid]
+        name: str
         if node["node_kind"] == "Var":
-            return node["name"]
-        return node.get("graph", {}).get("name") or self.nodes[node["op"]]["name"]
+            name = node["name"]
+        else:
+            name = node.get("graph", {}).get("name") or self.nodes[node["op"]]["name"]
+        return name
 
     def output_types(self, nid: int) -> List[_Tensor]:
         node = self.nodes[nid]

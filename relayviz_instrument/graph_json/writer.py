@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import orjson
 
@@ -33,7 +33,7 @@ _MAX_KERNEL_NAME = 80
 _KERNEL_PREFIX = "tvmgen_default_"
 
 _Entry = Tuple[int, int]  # (graph node id, output index)
-_Value = Union[_Entry, List[Any]]  # an entry, or a (nested) tuple of values
+_Value = Union[_Entry, List["_Value"]]  # an entry, or a (nested) tuple of values
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,11 @@ class _GraphWriter:
         self.bindings: Dict[int, int] = {}  # let-bound Var -> its value
         self.node_names: Dict[str, int] = {}
         self.kernel_names: Dict[Any, str] = {}  # Function node (or its hash) -> kernel name
-        self.kernels_used: set = set()
+        self.kernels_used: Set[str] = set()
         self.constants: Dict[str, ConstantData] = {}
         self.aliases: Dict[int, int] = {}  # entry id of a __nop's output -> entry id of its input
         self.const_count = 0
-        self.taken_names: set = set()
+        self.taken_names: Set[str] = set()
 
     def fail(self, nid: int, message: str) -> RelayVizExportError:
         kind = self.nodes[nid].get("node_kind")
@@ -196,7 +196,8 @@ class _GraphWriter:
             return [self.values[f] for f in node["fields"]]
         if kind == "TupleGetItem":
             value = self.values[node["tuple_value"]]
-            if not isinstance(value, list) or not 0 <= node["index"] < len(value):
+            index: int = node["index"]
+            if not isinstance(value, list) or not 0 <= index < len(value):
                 producer = self.nodes[node["tuple_value"]]
                 if producer.get("node_kind") == "Call" and "type" not in producer:
                     raise RelayVizExportError(
@@ -205,7 +206,7 @@ class _GraphWriter:
                         "the module was never type-checked; export a snapshot taken after InferType (any pass "
                         "of a trace after the first), or run relay.transform.InferType() on the module first")
                 raise self.fail(nid, f"item {node['index']} of a value that is not a tuple of that size")
-            return value[node["index"]]
+            return value[index]
         return self.values[node["body"]]  # Let
 
     def add(self, node: Dict[str, Any], outputs: List[Tuple[Optional[List[Any]], Optional[str]]],

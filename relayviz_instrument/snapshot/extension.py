@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Type
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Type
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -76,24 +76,24 @@ class RelayVizSnapshotExtension(SingleFileSnapshotExtension):
 
     @classmethod
     def write_snapshot_collection(cls, *, snapshot_collection: "SnapshotCollection",
-                                  name_order: Optional[dict] = None) -> None:
+                                  name_order: Optional[Dict[str, int]] = None) -> None:
         data = next(iter(snapshot_collection)).data
         if not isinstance(data, bytes):  # as syrupy's own writer refuses it
             raise TypeError(f"can't write {type(data).__name__} snapshot data; expected bytes")
         atomic_write_bytes(snapshot_collection.location, data)
 
 
-def _configured_root(config: Any) -> Optional[Path]:
+def _configured_root(config: Optional[pytest.Config]) -> Optional[Path]:
     """The folder the ``relayviz_snapshot_dir`` ini option names, relative to the ini file."""
     if config is None:
         return None
     try:
-        value = config.getini(INI_DIR)
+        value: str = config.getini(INI_DIR)  # addini() without a type: a string
     except ValueError:  # the plugin that declares the option is not loaded
         return None
     if not value:
         return None
-    base = config.inipath.parent if getattr(config, "inipath", None) else config.rootpath
+    base = config.inipath.parent if config.inipath else config.rootpath
     return (Path(base) / value).resolve()
 
 
@@ -113,8 +113,8 @@ class RelayVizSnapshotAssertion(SnapshotAssertion):
 
     # The call takes RelayViz's options in place of syrupy's (diff, matcher, include, ...), which
     # this snapshot does not support: a deliberate narrowing of the base class's signature.
-    def __call__(self, *, constants: str = "digests", names: bool = True,  # type: ignore[override]
-                 passes: Optional[str] = None, exclude: Optional[str] = None,
+    def __call__(self, *, constants: str = "digests",  # type: ignore[override]  # narrower on purpose
+                 names: bool = True, passes: Optional[str] = None, exclude: Optional[str] = None,
                  name: Optional[str] = None) -> "RelayVizSnapshotAssertion":
         """The next assertion leaves out what the options say (see
         :class:`~relayviz_instrument.snapshot.SnapshotOptions`); ``name`` names its file."""
