@@ -59,7 +59,7 @@ class DirectoryStore:
                     f"{root}: the trace directory is not empty; pass a new directory "
                     "(or none: a new relayviz-trace/<timestamp>/ is made)")
             # open for the store's life, appended to line by line; close() closes it
-            self._manifest: Optional[IO[bytes]] = open(root / MANIFEST, "xb")  # noqa: SIM115
+            self._manifest: Optional[IO[bytes]] = open(root / MANIFEST, "xb")  # noqa: SIM115 (closed by close())
             (root / SNAPSHOTS).mkdir(exist_ok=True)
         except FileExistsError:
             raise RelayVizTraceError(f"{root}: another trace is being written to this directory; "

@@ -5,10 +5,10 @@ they were opened in, with where each was opened and how many of its events chang
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -68,9 +68,11 @@ class ContextTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         table = Table(box=box.SIMPLE_HEAD, title="pass contexts", title_justify="left", pad_edge=False)
-        for name, justify in (("ctx", "right"), ("opened at", "left"), ("opt", "right"), ("events", "right"),
-                              ("changed", "right"), ("failed", "right"), ("#", "right")):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        columns: Tuple[Tuple[str, JustifyMethod], ...] = (
+            ("ctx", "right"), ("opened at", "left"), ("opt", "right"), ("events", "right"), ("changed", "right"),
+            ("failed", "right"), ("#", "right"))
+        for name, justify in columns:
+            table.add_column(name, justify=justify)
         for row in self.rows:
             span = "" if row.first is None else f"{row.first}-{row.last}"
             table.add_row(str(row.index), Text("  " * row.depth + printable(row.opened, None)),

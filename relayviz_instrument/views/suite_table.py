@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -53,9 +53,11 @@ class SuiteOverview:
         yield Text(f"{len(self.rows)} tests traced in {printable(self.root, None)}; {failed} failed; "
                    f"{sum(r.events or 0 for r in self.rows)} pass events")
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-        for name, justify in (("test", "left"), ("outcome", "left"), ("events", "right"), ("changed", "right"),
-                              ("failed", "right"), ("trace", "left")):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        columns: Tuple[Tuple[str, JustifyMethod], ...] = (
+            ("test", "left"), ("outcome", "left"), ("events", "right"), ("changed", "right"), ("failed", "right"),
+            ("trace", "left"))
+        for name, justify in columns:
+            table.add_column(name, justify=justify)
         for row in self.rows:
             style = "red" if row.outcome == "failed" else ""
             table.add_row(Text(printable(row.test, None)), Text(row.outcome, style=style),
