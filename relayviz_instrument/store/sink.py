@@ -62,6 +62,8 @@ class TraceSink:
         self._closed = False
         #: The manifest's size when the ``close`` line began to be written (see ``close``).
         self._closing: Optional[int] = None
+        #: The last document stored of each dialect (its ``ir``), with its reference (see ``held``).
+        self._held: Dict[str, Tuple[str, Document]] = {}
         store.append(header_line(header))
 
     @property
@@ -70,11 +72,23 @@ class TraceSink:
 
     def put(self, doc: Document) -> str:
         """Store a snapshot; its reference."""
-        return self.store.put(doc)
+        ref = self.store.put(doc)
+        self._held[doc.get("ir", "")] = (ref, doc)
+        return ref
 
     def get(self, ref: str) -> Document:
         """A stored snapshot."""
         return self.store.get(ref)
+
+    def held(self, ref: str) -> Optional[Document]:
+        """The document stored under ``ref`` if it is the last one stored of its dialect: the
+        very object the trace wrote (read it, never change it), which the trace knows without
+        reading the store; else None (read it with :meth:`get`). What a compilation built is
+        recorded after its last module, whose document is the one held."""
+        for held_ref, doc in self._held.values():
+            if held_ref == ref:
+                return doc
+        return None
 
     def put_module(self, data: bytes) -> str:
         """Store a kept IR module's bytes (JSON, in one of ``capture/kept_module.py``'s forms); its reference."""
