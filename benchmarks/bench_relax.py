@@ -111,7 +111,8 @@ def main() -> None:
         def med(way: str, key: str = "seconds") -> float:
             return statistics.median(r[key] for r in runs[way])
 
-        table.add_row(name, target_kind, str(runs["traced"][-1]["events"]), f"{med('plain'):.2f}", f"{med('traced'):.2f}",
+        table.add_row(name, target_kind, str(runs["traced"][-1]["events"]), f"{med('plain'):.2f}",
+                      f"{med('traced'):.2f}",
                       f"{med('traced') / med('plain'):.2f}", f"{med('traced', 'instrument'):.2f}",
                       f"{med('tir'):.2f}", f"{med('tir') / med('plain'):.2f}", f"{med('tir', 'instrument'):.2f}",
                       f"{med('printed') / med('plain'):.2f}",
