@@ -278,3 +278,50 @@ def browser() -> Iterator[Any]:
         pytest.fail(f"the browser tests cannot run: {why}")
     with chromium() as context:
         yield context
+
+
+# -- CUDA: the MLC-LLM-shaped decoder through tvm.compile's CUDA pipeline (no GPU needed) -------
+
+def _cuda_or_skip() -> Any:
+    """The CUDA target, or a skip saying why CUDA compiles cannot run here."""
+    pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
+    from relayviz_instrument.demo.cuda import cuda_target, cuda_unavailable
+
+    why = cuda_unavailable()
+    if why is not None:
+        pytest.skip(f"CUDA compiles cannot run here: {why}")
+    return cuda_target()
+
+
+@pytest.fixture(scope="session")
+def cuda_decoder() -> Any:
+    """The small MLC-LLM-shaped decoder (``relax_models`` ``decoder``: 4 layers, the paged KV
+    cache's kernels made for CUDA sm_90), weights unbound, made once per session. A compile of
+    it takes ``cuda_decoder.clone()``: a module of its own, the same functions."""
+    target = _cuda_or_skip()
+    from relayviz_instrument.demo.relax_models import relax_workload
+
+    return relax_workload("decoder", target=target)
+
+
+def _trace_cuda_compile(mod: Any, out: Path, **options: Any) -> Tuple[Any, Any]:
+    from relayviz_instrument.capture import trace_compile
+    from relayviz_instrument.demo.cuda import cuda_target
+
+    # tvm.compile's default pipeline for a CUDA target is the CUDA one (dlight), as MLC-LLM runs it.
+    return trace_compile(mod.clone(), target=cuda_target(), pipeline=None, out_dir=out, **options)
+
+
+@pytest.fixture(scope="session")
+def cuda_decoder_trace(cuda_decoder: Any, tmp_path_factory: pytest.TempPathFactory) -> Tuple[Any, Any]:
+    """``(executable, trace)``: ``tvm.compile`` of ``cuda_decoder`` for CUDA under a RelayVizTrace
+    (the trace in ``trace.path``, the executable recorded with ``record_graph``, as
+    ``trace_compile`` does). Skips, saying why, where CUDA cannot be compiled."""
+    return _trace_cuda_compile(cuda_decoder, tmp_path_factory.mktemp("cuda-decoder") / "trace")
+
+
+@pytest.fixture(scope="session")
+def cuda_decoder_trace_tir(cuda_decoder: Any, tmp_path_factory: pytest.TempPathFactory) -> Tuple[Any, Any]:
+    """``cuda_decoder_trace`` with ``RelayVizTrace(tir=True)``: every TIR pass of the build
+    snapshotted too."""
+    return _trace_cuda_compile(cuda_decoder, tmp_path_factory.mktemp("cuda-decoder-tir") / "trace", tir=True)

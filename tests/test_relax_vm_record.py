@@ -304,3 +304,26 @@ def test_history_of_a_kernel_by_name_follows_each_call_of_the_executable_to_its_
     assert all(len(r) == 1 for r in roots) and len({r[0] for r in roots}) == len(found)  # each its own layer's
     assert main(["history", str(path), "rms_norm"]) == 0
     assert capsys.readouterr().out.count("relax.nn.rms_norm") >= len(found)
+
+
+def test_the_executable_follows_its_last_module_without_the_trace_reading_that_snapshot_back(tmp_path) -> None:
+    # The trace holds the document of the module it snapshotted last: recording what was built
+    # reads no snapshot file back (here none is left to read), and says the same.
+    import tvm
+
+    from relayviz_instrument import RelayVizTrace
+    from relayviz_instrument.capture import compile_relax
+    from relayviz_instrument.demo.relax_models import relax_workload
+
+    trace = RelayVizTrace(tmp_path / "t")
+    with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
+        built = compile_relax(relax_workload("mlp"), target=relax_host_target())
+    last = [r for r in trace.records if r.ir == "relax" and r.after is not None][-1]
+    for snapshot in (tmp_path / "t" / "snapshots").iterdir():
+        snapshot.unlink()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        record = trace.record_graph(built)
+    assert record is not None and record.name == "VMCodeGen"
+    assert record.before == last.after and record.nodes_before == last.nodes_after
+    assert trace.complete and not trace.problems

@@ -44,9 +44,10 @@ def _compare(modules: List[Tuple[str, Any]], tir_bodies: bool) -> Tuple[int, int
     return nodes, replayed
 
 
-def _compiled_modules(mod: Any) -> List[Tuple[str, Any]]:
+def _compiled_modules(mod: Any, target: Any = None, pipeline: Any = "zero") -> List[Tuple[str, Any]]:
     """Every Relax and TIR module the passes of compiling ``mod`` received or returned, in order
-    (the zero pipeline and ``tvm.compile``; the zero pipeline alone on TVMs without it)."""
+    (``pipeline`` and ``tvm.compile`` for ``target``, by default the zero pipeline for this
+    machine's CPU; the zero pipeline alone on TVMs without ``tvm.compile``)."""
     from tvm import relax
 
     from relayviz_instrument.capture import compile_relax
@@ -65,7 +66,7 @@ def _compiled_modules(mod: Any) -> List[Tuple[str, Any]]:
 
     with tvm.transform.PassContext(opt_level=3, instruments=[Grab()]):
         if hasattr(tvm, "compile"):
-            compile_relax(mod, target=relax_host_target())
+            compile_relax(mod, target=target or relax_host_target(), pipeline=pipeline)
         else:
             relax.get_pipeline("zero")(mod)
     return seen
@@ -97,6 +98,35 @@ def resnet_modules() -> List[Tuple[str, Any]]:
 @needs_torch
 def test_every_snapshot_of_a_torch_resnet_compile_replays_to_what_a_walk_writes(resnet_modules):
     nodes, replayed = _compare(resnet_modules, tir_bodies=False)
+    assert replayed > nodes * 0.3, (replayed, nodes)
+
+
+@pytest.fixture(scope="module")
+def cuda_decoder_modules(cuda_decoder: Any) -> List[Tuple[str, Any]]:
+    """The modules of the MLC-LLM-shaped decoder's CUDA compile: tvm.compile's CUDA pipeline,
+    dlight's schedules, the host/device split (its PrimFuncs bound to threads, then kernels)."""
+    from relayviz_instrument.demo.cuda import cuda_target
+
+    return _compiled_modules(cuda_decoder.clone(), target=cuda_target(), pipeline=None)
+
+
+@pytest.fixture(params=["loops", "set-operations"])
+def replay_path(request: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways a replay tests, records and keeps a segment's identities: a loop for small
+    segments, set operations from ``Walk.MANY`` nodes on (each forced for every segment)."""
+    from relayviz_instrument.serialize.cache import GenerationalCache
+    from relayviz_instrument.serialize.walk import Walk
+
+    many = 10 ** 9 if request.param == "loops" else 1
+    monkeypatch.setattr(Walk, "MANY", many)
+    monkeypatch.setattr(GenerationalCache, "MANY", many)
+    return str(request.param)
+
+
+@pytest.mark.parametrize("tir_bodies", [False, True], ids=["functions", "statements"])
+def test_every_snapshot_of_a_cuda_decoder_compile_replays_to_what_a_walk_writes(cuda_decoder_modules, tir_bodies):
+    assert sum(ir == "tir" for ir, _ in cuda_decoder_modules) > 20
+    nodes, replayed = _compare(cuda_decoder_modules, tir_bodies)
     assert replayed > nodes * 0.3, (replayed, nodes)
 
 
@@ -142,7 +172,7 @@ def _documents(modules: List[Dict[str, Any]]) -> List[Tuple[bytes, bytes, int]]:
     return out
 
 
-def test_a_function_its_module_names_otherwise_is_written_under_its_new_name():
+def test_a_function_its_module_names_otherwise_is_written_under_its_new_name(replay_path):
     func = _primfunc("B")
     (first, first_fresh, _), (second, second_fresh, _) = _documents([{"f": func}, {"g": func}])
     assert first == first_fresh and second == second_fresh
@@ -150,7 +180,7 @@ def test_a_function_its_module_names_otherwise_is_written_under_its_new_name():
     assert names == ["g"]
 
 
-def test_the_same_function_again_is_copied_whole():
+def test_the_same_function_again_is_copied_whole(replay_path):
     func = _primfunc("B")
     (_, _, _), (second, second_fresh, replayed) = _documents([{"f": func}, {"f": func}])
     assert second == second_fresh
@@ -158,7 +188,7 @@ def test_the_same_function_again_is_copied_whole():
 
 
 @pytest.mark.parametrize("arithmetic", [True, False], ids=["shared-nodes", "objects-only"])
-def test_a_statement_written_already_by_another_function_is_referred_to_not_copied(arithmetic):
+def test_a_statement_written_already_by_another_function_is_referred_to_not_copied(arithmetic, replay_path):
     func = _primfunc("B", arithmetic=arithmetic)
     twice = func.with_body(TIR.SeqStmt([func.body, func.body]))
     # Second module: "a" (walked first) holds func's body, so func's copy under "b" would write
@@ -170,7 +200,7 @@ def test_a_statement_written_already_by_another_function_is_referred_to_not_copi
     assert primfuncs["b"]["body"] == doc["nodes"][primfuncs["a"]["body"]]["seq"][0]
 
 
-def test_a_copy_that_refers_to_a_node_the_new_document_lacks_is_walked():
+def test_a_copy_that_refers_to_a_node_the_new_document_lacks_is_walked(replay_path):
     func = _primfunc("B")
     other = func.with_attr("global_symbol", "other")  # another PrimFunc, the same body object
     # First: "a" writes the body, "other" refers to it. Second: "other" alone, whose copy would
@@ -180,3 +210,30 @@ def test_a_copy_that_refers_to_a_node_the_new_document_lacks_is_walked():
     doc = orjson.loads(second)
     assert [n["name"] for n in doc["nodes"] if n["node_kind"] == "PrimFunc"] == ["other"]
     assert doc["nodes"][doc["functions"]["other"]]["body"] < doc["functions"]["other"]
+
+
+def test_kept_bindings_of_a_rebuilt_function_are_copied_and_one_written_already_is_referred_to(replay_path):
+    # A pass rebuilds "f" around the bindings it kept, with a new one first that computes what
+    # the first kept binding computes (the same Call object): the kept bindings were written one
+    # after another, a run, but the new binding writes that Call before the run comes, so the
+    # run is copied binding by binding: the first refers to the Call written already.
+    from tvm import relax
+    from tvm.script import relax as R
+
+    ty = R.Tensor((4,), "float32")
+    x = relax.Var("x", ty)
+    calls = [relax.op.add(x, x), relax.op.multiply(x, x)]
+    kept = [relax.VarBinding(relax.Var(f"v{i}", ty), call) for i, call in enumerate(calls)]
+
+    def module(bindings: List[Any]) -> Any:
+        body = relax.SeqExpr([relax.BindingBlock(bindings)], bindings[-1].var)
+        return tvm.IRModule({"f": relax.Function([x], body, ty)})
+
+    replaying = serializer_for("relax")
+    replaying.module(module(kept))
+    rebuilt = module([relax.VarBinding(relax.Var("w", ty), calls[0]), *kept])
+    doc = replaying.module(rebuilt)
+    assert orjson.dumps(doc) == orjson.dumps(serializer_for("relax").module(rebuilt))
+    assert replaying._writer.last_replayed > 0  # the second kept binding: copied
+    bindings = [n for n in doc["nodes"] if n["node_kind"] == "VarBinding"]
+    assert len(bindings) == 3 and bindings[0]["value"] == bindings[1]["value"]  # one Call node, twice

@@ -66,6 +66,18 @@ def test_memory_store_gives_the_same_refs(tmp_path):
         memory.get("0" * 32)
 
 
+def test_the_sink_holds_the_last_module_document_it_stored_of_each_dialect(tmp_path):
+    sink = TraceSink(DirectoryStore(tmp_path / "t"), {})
+    first, relax, last = _doc("a"), new_document([{"node_kind": "Var", "name": "b"}], ir="relax", root=0), _doc("c")
+    tir = new_document([{"node_kind": "Var", "name": "t"}], ir="tir", root=0)
+    refs = [sink.put(doc) for doc in (first, relax, last, tir)]
+    assert sink.held(refs[0]) is None  # a later relay document replaced it
+    assert sink.held(refs[1]) is relax and sink.held(refs[2]) is last  # the objects stored, not copies
+    assert sink.held(refs[3]) is None  # TIR modules are not kept
+    assert sink.get(refs[0]) == first and sink.get(refs[3]) == tir  # what is not held is read from the store
+    sink.close(complete=True, problems=[], events=0, instrument_ms=0.0)
+
+
 def test_manifest_lines_are_on_disk_before_close(tmp_path):
     writer = TraceSink(DirectoryStore(tmp_path / "t"), {})
     writer.begin(PassRecord(index=0, name="P"))

@@ -63,7 +63,10 @@ def module_that_built(records: List[PassRecord], sink: TraceSink, kernels: Set[s
         lasts[build.number] = modules[-1]
         last_after = modules[-1].after
         assert last_after is not None
-        doc = sink.get(last_after)
+        # The last compilation's last module was stored last: the trace holds its document.
+        doc = sink.held(last_after)
+        if doc is None:
+            doc = sink.get(last_after)
         names[build.number] = {n.get("name", "") for n in doc["nodes"] if n["node_kind"] in _FUNCTION_KINDS}
         if any(a.ir in ARTIFACT_IRS for a in build.artifacts):
             taken.add(build.number)

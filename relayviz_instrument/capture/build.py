@@ -55,7 +55,9 @@ def trace_compile(mod: tvm.IRModule, *, target: Any = "llvm", pipeline: Optional
 
     The executable is recorded with :meth:`RelayVizTrace.record_graph` (its VM functions and the
     kernels they call, after the last Relax module). Returns ``(executable, trace)``; ``options``
-    go to :class:`RelayVizTrace` (``tir=True`` also snapshots the TIR passes of the build). On
+    go to :class:`RelayVizTrace` (``tir=True`` also snapshots the TIR passes of the build).
+    ``target`` is a target string or a ``tvm.target.Target``; for a GPU, ``pipeline=None`` runs
+    ``tvm.compile``'s default pipeline for it alone (for CUDA, dlight's schedules), as MLC-LLM does. On
     hhb-tvm (TVM 0.16), ``target="llvm"`` means RISC-V: pass ``"llvm -mtriple=x86_64-linux-gnu"``
     to build code this machine runs.
     """

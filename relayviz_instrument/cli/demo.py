@@ -10,7 +10,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ..demo.relay_models import MODELS, host_target, workload
+from ..demo.cuda import cuda_target, cuda_unavailable
 from ..demo.relax_models import RELAX_MODELS, relax_host_target, relax_workload, torch_available
+from ..errors import RelayVizDependencyError, RelayVizUsageError
 from ..views.overview import show_trace
 
 
@@ -20,10 +22,12 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         description="Build a model for this machine's CPU under RelayVizTrace, then print the pass-by-pass "
                     "table and where the trace was written. Relay: a model from tvm.relay.testing through "
                     "relay.build. --relax: a PyTorch model (cnn) or a tvm.relax.frontend.nn one (mlp) through "
-                    "the zero pipeline and tvm.compile.")
+                    "the zero pipeline and tvm.compile; with --target cuda, an MLC-LLM-shaped decoder through "
+                    "tvm.compile's CUDA pipeline (dlight schedules, no GPU needed).")
     parser.add_argument("--relax", action="store_true",
                         help=f"trace a Relax build (the default on a TVM without Relay); models: "
-                             f"{', '.join(RELAX_MODELS)} (default: cnn if PyTorch is installed, else mlp)")
+                             f"{', '.join(RELAX_MODELS)} (default: cnn if PyTorch is installed, else mlp; "
+                             "decoder with --target cuda)")
     parser.add_argument("--model", choices=sorted(set(MODELS) | set(RELAX_MODELS)), default=None,
                         help="default: resnet18 (Relay)")
     parser.add_argument("--out", metavar="DIR", default=None,
@@ -31,6 +35,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     parser.add_argument("--opt-level", type=int, default=3, choices=range(0, 5), metavar="N",
                         help="PassContext opt_level (default: 3)")
     parser.add_argument("--tir", action="store_true", help="also snapshot the TIR passes (RelayVizTrace(tir=True))")
+    parser.add_argument("--target", choices=("llvm", "cuda"), default="llvm",
+                        help="compile for this machine's CPU (llvm, the default) or, with --relax, for a CUDA GPU "
+                             "(sm_90) with tvm.compile's default CUDA pipeline, as MLC-LLM does")
     parser.set_defaults(func=run)
 
 
@@ -40,11 +47,19 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..capture import trace_build, trace_compile  # imports TVM
 
     relax = args.relax or importlib.util.find_spec("tvm.relay") is None
+    cuda = args.target == "cuda"
+    if cuda:
+        if not relax:
+            raise RelayVizUsageError("--target cuda traces a Relax build: add --relax")
+        why = cuda_unavailable()
+        if why is not None:
+            raise RelayVizDependencyError(f"cannot compile for CUDA here: {why}")
     if relax:
-        name = args.model or ("cnn" if torch_available() else "mlp")
+        name = args.model or ("decoder" if cuda else "cnn" if torch_available() else "mlp")
+        target = cuda_target() if cuda else relax_host_target()
         with console.status(f"making the Relax model {name}"):
-            mod = relax_workload(name)
-        what = "tvm.compile"
+            mod = relax_workload(name, target=target)
+        what = "tvm.compile (CUDA)" if cuda else "tvm.compile"
     else:
         name = args.model or "resnet18"
         with console.status(f"loading {name} from tvm.relay.testing"):
@@ -61,7 +76,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
         options = dict(opt_level=args.opt_level, out_dir=args.out, progress=on_pass, tir=args.tir)
         if relax:
-            _, trace = trace_compile(mod, target=relax_host_target(), **options)
+            # For CUDA, tvm.compile's own default pipeline (the CUDA one, with dlight's schedules),
+            # as MLC-LLM compiles; for a CPU, the zero pipeline first (fusion), then tvm.compile.
+            _, trace = trace_compile(mod, target=target, pipeline=None if cuda else "zero", **options)
         else:
             _, trace = trace_build(mod, params=params, target=host_target(), **options)
     console.print(show_trace(trace))

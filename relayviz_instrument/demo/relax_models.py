@@ -3,7 +3,7 @@
 Two ways into Relax, as its users take them: a PyTorch module through ``torch.export`` and
 ``tvm.relax.frontend.torch.from_exported_program`` (needs ``torch`` and TVM 0.2x), and a
 ``tvm.relax.frontend.nn`` module (every TVM with Relax, hhb-tvm's 0.16 too). Each entry makes
-an ``IRModule`` whose functions are all Relax and whose weights are bound in it as constants
+an ``IRModule`` whose functions are all Relax, most with their weights bound in it as constants
 (random, from a fixed seed: nothing is downloaded), small enough to compile on a CPU in seconds:
 
 - ``cnn``: a small convolutional network (PyTorch);
@@ -12,14 +12,25 @@ an ``IRModule`` whose functions are all Relax and whose weights are bound in it 
 - ``mlp``: a two-layer perceptron with a symbolic batch size (``nn``; weights unbound);
 - ``llama``: a Llama-shaped decoder (``nn``): token embedding, four layers of RMSNorm,
   attention with rotary position embedding and a causal mask, RMSNorm and a SwiGLU MLP, a
-  final RMSNorm and the vocabulary projection; 16 tokens in, logits out.
+  final RMSNorm and the vocabulary projection; 16 tokens in, logits out;
+- ``decoder``: a Llama decoder shaped as MLC-LLM compiles one for a GPU (``nn``,
+  ``relax_decoder.py``): ``embed``, ``prefill`` and ``decode`` functions whose weights are
+  inputs (unbound), attention in the paged KV cache of ``tvm.relax.frontend.nn.llm`` and its
+  ``create_paged_kv_cache``; 4 layers, hidden size 128. Its cache's attention kernels are made
+  for the target it is compiled for (:func:`relax_workload`'s ``target``, CUDA by default);
+- ``decoder-7b``: the same with Llama-2-7B's widths (32 layers, hidden 4096, 32 heads, MLP
+  11008, vocabulary 32000), for the benchmarks (seconds to make and to compile for CUDA).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Tuple
+from functools import partial
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-__all__ = ["RELAX_MODELS", "TORCH_MODELS", "relax_workload", "torch_model", "torch_available", "relax_host_target"]
+from .relax_decoder import LLAMA2_7B_DECODER, SMALL_DECODER, decoder_module
+
+__all__ = ["RELAX_MODELS", "TORCH_MODELS", "DECODER_MODELS", "relax_workload", "torch_model", "torch_available",
+           "relax_host_target"]
 
 
 def torch_available() -> bool:
@@ -254,17 +265,24 @@ _TORCH_MAKERS: Dict[str, Callable[[], Tuple[Any, Tuple[int, ...]]]] = {"cnn": _t
 TORCH_MODELS = frozenset(_TORCH_MAKERS)
 
 
+#: The MLC-LLM-shaped decoders, whose makers take the target their KV cache's kernels are made for.
+DECODER_MODELS = frozenset({"decoder", "decoder-7b"})
+
 #: Model name -> a function making its Relax ``IRModule``.
-RELAX_MODELS: Dict[str, Callable[[], Any]] = {
+RELAX_MODELS: Dict[str, Callable[..., Any]] = {
     "cnn": lambda: _exported("cnn"),
+    "decoder": partial(decoder_module, SMALL_DECODER),
+    "decoder-7b": partial(decoder_module, LLAMA2_7B_DECODER),
     "llama": _nn_llama,
     "mlp": _nn_mlp,
     "resnet18": lambda: _exported("resnet18"),
 }
 
 
-def relax_workload(name: str) -> Any:
-    """The Relax ``IRModule`` of the built-in model ``name`` (one of :data:`RELAX_MODELS`)."""
+def relax_workload(name: str, *, target: Optional[Any] = None) -> Any:
+    """The Relax ``IRModule`` of the built-in model ``name`` (one of :data:`RELAX_MODELS`).
+    ``target``: what the model will be compiled for, for the models whose IR depends on it (the
+    decoders' KV cache kernels; default CUDA); the others ignore it."""
     from ..errors import RelayVizDependencyError, RelayVizUsageError
 
     try:
@@ -275,4 +293,4 @@ def relax_workload(name: str) -> Any:
         raise RelayVizDependencyError(
             f"the {name!r} model is exported from PyTorch: install torch (pip install torch==2.13.0) "
             "and a TVM with tvm.relax.frontend.torch (apache-tvm 0.2x), or use --model mlp or llama")
-    return make()
+    return make(target=target) if name in DECODER_MODELS else make()

@@ -19,8 +19,8 @@ from __future__ import annotations
 from .document import (FORMAT, SMALL_TENSOR_ELEMENTS, VERSION, Document, Node, digest_bytes, digest_parts, encode,
                        new_document)
 from .kinds import (CALLABLE_KINDS, EXPR_KINDS, FUNCTION_KINDS, INFERRED_TYPE_KINDS, NODE_KINDS, PATTERN_KINDS,
-                    Field, FieldKind, NodeKind, labelled_references, reference_field_names, references,
-                    renumbered, topological_order)
+                    Field, FieldKind, NodeKind, labelled_references, moved_run, reference_field_names,
+                    references, renumbered, topological_order)
 from .schema import SCHEMA_PATH, json_schema
 from .loading import ValidationReport, load, loads, validate
 
@@ -45,6 +45,7 @@ __all__ = [
     "digest_parts",
     "references",
     "renumbered",
+    "moved_run",
     "reference_field_names",
     "labelled_references",
     "topological_order",

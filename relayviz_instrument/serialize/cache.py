@@ -25,6 +25,9 @@ class GenerationalCache(Generic[V]):
     bounds the memory held to what the latest module holds anyway.
     """
 
+    #: From this many keys, :meth:`keep` moves entries with set operations, not a loop.
+    MANY = 32
+
     def __init__(self) -> None:
         self._current: Dict[int, Tuple[Any, Any, V]] = {}
         self._previous: Dict[int, Tuple[Any, Any, V]] = {}
@@ -63,9 +66,23 @@ class GenerationalCache(Generic[V]):
 
     def keep(self, keys: List[Any]) -> None:
         """Count the entries under ``keys`` as used by this snapshot (objects a walk copied
-        from the last document without reading them): they live on for the next one."""
-        for key in keys:
-            self.find(key)
+        from the last document without reading them): they live on for the next one. What
+        :meth:`find` does for each key, in a few calls over all of them (a walk keeps
+        thousands of small runs of keys per snapshot)."""
+        previous, current = self._previous, self._current
+        if len(keys) < self.MANY:  # a loop costs less than making sets
+            for key in keys:
+                if key not in current:
+                    hit = previous.pop(key, None)
+                    if hit is not None:
+                        current[key] = hit
+            return
+        moving = previous.keys() & keys
+        if not moving:
+            return
+        if not current.keys().isdisjoint(moving):  # an entry of this snapshot stands (find returns it)
+            moving = {key for key in moving if key not in current}
+        current.update(zip(moving, map(previous.pop, moving)))
 
     def rotate(self) -> None:
         """Start a new snapshot: keep only what the snapshot just finished used."""

@@ -16,6 +16,10 @@ from outside must have nodes in the new document already, and none of the object
 nodes made inside it may have one yet (else a walk would refer to those, not make new ones).
 Where either fails, the object is walked as usual and its parts may replay.
 
+A pass that rebuilds a function or a block around the bindings it kept makes new parents of old
+children: the children the last walk wrote one after another, in the same order, are a run of
+segments, copied in one replay (each segment would move by the same offset), not one by one.
+
 :class:`DocumentWriter` holds the loops around the walk, the same for every dialect: a
 module's functions by name, or one expression, into one document; then the serializer's
 caches move on by one snapshot.
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar
 
-from ..format import Document, new_document, renumbered
+from ..format import Document, moved_run, new_document
 from .cache import GenerationalCache
 from .reflection import field, map_items, object_key
 
@@ -70,15 +74,20 @@ class Walk:
 
     #: The fewest nodes a segment must hold to be replayed rather than walked again.
     REPLAY_FROM = 3
+    #: From this many nodes, a replay tests and records the segment's identities with set
+    #: operations (one call each, whatever the size); below, a loop costs less than making sets.
+    MANY = 32
 
     def __init__(self, expand: Expand, previous: "Optional[Walk]" = None,
                  replayed: Optional[Callable[[List[Any]], None]] = None, *, replayable: bool = False) -> None:
         self.expand = expand
         self.nodes: List[Dict[str, Any]] = []
-        self.memo: Dict[int, int] = {}
+        #: The node of each identity written (see ``identities``): objects by object_key, and the
+        #: nodes written once per document (``shared``) by ``(_SHARED, key)``. One map, so that a
+        #: replay checks and records a segment's identities in one call each.
+        self.memo: Dict[Any, int] = {}
         #: Module-level functions by object key -> their global name (set by ``DocumentWriter.module``).
         self.names: Dict[int, str] = {}
-        self._shared: Dict[Hashable, int] = {}
         #: What each node stands for: the object_key of the object it was written for, or
         #: ``(_SHARED, key)`` for a node written once per document under ``key``.
         self.identities: List[Any] = []
@@ -110,10 +119,17 @@ class Walk:
         replayable = self._replayable
         if replayable:
             self._roots.append(root)
-        stack: List[Tuple[Any, int, Expand, Optional[Tuple[List[int], Expansion, int]]]] = [
-            (root, object_key(root), self.expand, None)]
+        # (object, its key, its expander, None) to visit, (the same, (children's keys, expansion,
+        # first node)) to build once its children are, or (_RUN, None, expander, (first, last,
+        # children)) to replay a run of children (see _runs).
+        stack: List[Tuple[Any, Any, Expand, Any]] = [(root, object_key(root), self.expand, None)]
         while stack:
             obj, key, expand, pending = stack.pop()
+            if obj is _RUN:  # children the last walk wrote one after another: one replay
+                first, last, members = pending
+                if previous is None or self._replay(previous, first, last) is None:
+                    stack.extend((child, ckey, expand, None) for child, ckey in reversed(members))
+                continue
             if key in memo:
                 continue
             if pending is None:
@@ -131,6 +147,9 @@ class Walk:
                     keys = [object_key(c) for c in children]
                     stack.append((obj, key, expand, (keys, exp, len(nodes))))
                     inner = exp.expand or expand
+                    if previous is not None and len(keys) > 1:
+                        stack.extend(reversed(self._runs(previous, children, keys, inner)))
+                        continue
                     for child, ckey in zip(reversed(children), reversed(keys)):
                         if ckey not in memo:
                             stack.append((child, ckey, inner, None))
@@ -158,42 +177,89 @@ class Walk:
         """The id of the one node of this document stored under ``key``, made by ``make()`` the
         first time: nodes that stand for a name or a value rather than an object (an operator
         with its call attributes, a global, a TIR constant) are written once per document."""
-        nid = self._shared.get(key)
+        identity = (_SHARED, key)
+        nid = self.memo.get(identity)
         if nid is None:
-            nid = self._shared[key] = self.add(make(), (_SHARED, key))
+            nid = self.memo[identity] = self.add(make(), identity)
         return nid
+
+    def _runs(self, previous: "Walk", children: Sequence[Any], keys: List[Any], expand: Expand) -> List[Any]:
+        """The stack entries that visit ``children`` (whose object keys are ``keys``) in order:
+        each child not written yet, except that children the last walk wrote one after another,
+        in this order, are one entry (``_RUN``) replayed in one copy. A pass that rebuilds a
+        function or a block around the bindings it kept leaves runs of them: what replaying them
+        one by one writes (each segment moves by the same offset), without a replay per child.
+        A run that cannot be copied is visited child by child (see ``visit``)."""
+        memo, ends, starts, identities = self.memo, previous.memo, previous.starts, previous.identities
+        entries: List[Any] = []
+        run: List[Tuple[Any, Any]] = []
+        first = last = -1
+        seen = set()
+
+        def flush() -> None:
+            if len(run) > 1 and last - first + 1 >= self.REPLAY_FROM:
+                entries.append((_RUN, None, expand, (first, last, list(run))))
+            else:
+                entries.extend((child, ckey, expand, None) for child, ckey in run)
+            run.clear()
+
+        for child, key in zip(children, keys):
+            if key in memo or key in seen:
+                continue
+            seen.add(key)
+            end = ends.get(key)
+            if end is None or identities[end] != key:  # new, or written as a node it shares
+                if run:
+                    flush()
+                entries.append((child, key, expand, None))
+                continue
+            start = starts.get(key, end)
+            if run and start != last + 1:
+                flush()
+            if not run:
+                first = start
+            run.append((child, key))
+            last = end
+        if run:
+            flush()
+        return entries
 
     def _replay(self, previous: "Walk", start: int, root: int) -> Optional[int]:
         """Copy the segment ``start``..``root`` of ``previous`` into this document, renumbered,
         if that is exactly what walking its object here would write (see the module docstring);
-        its root's new id, or None (nothing is written)."""
+        its root's new id, or None (nothing is written). The segment may also be a run of
+        siblings' segments (see ``_runs``), ``root`` the last one's root.
+
+        A segment holds a few nodes (a binding) or a whole function: the tests over its
+        identities are a loop over a small one, set operations (one call each) over a large one."""
         end = root + 1
-        memo, shared, names = self.memo, self._shared, self.names
+        memo, names, previous_names = self.memo, self.names, previous.names
         identities = previous.identities
         inside = identities[start:end]
-        for identity in inside:
-            if type(identity) is tuple:
-                if identity[1] in shared:
+        if end - start < self.MANY:
+            for identity in inside:
+                if identity in memo or names.get(identity) != previous_names.get(identity):
+                    return None  # written already here; or a function its module now names otherwise
+        else:  # the same tests, each one call over the segment
+            if not memo.keys().isdisjoint(inside):
+                return None
+            for identity in (previous_names.keys() & inside) | (names.keys() & inside):
+                if names.get(identity) != previous_names.get(identity):
                     return None
-            elif identity in memo or names.get(identity) != previous.names.get(identity):
-                return None  # written already here; or a function its module now names otherwise
         offset = len(self.nodes) - start
         outside: Dict[int, int] = {}
 
-        def move(ref: int) -> int:
-            if ref >= start:
-                return ref + offset
+        def move(ref: int) -> int:  # a reference to a node before the segment
             found = outside.get(ref)
             if found is None:
-                identity = identities[ref]
-                found = shared.get(identity[1]) if type(identity) is tuple else memo.get(identity)
+                found = memo.get(identities[ref])
                 if found is None:
                     raise _NotHere
                 outside[ref] = found
             return found
 
         try:
-            copied = [renumbered(node, move) for node in previous.nodes[start:end]]
+            copied = moved_run(previous.nodes[start:end], start, offset, move)
         except _NotHere:
             return None
         self.nodes.extend(copied)
@@ -201,20 +267,21 @@ class Walk:
         self.replayed += len(copied)
         if self._replayed is not None:
             self._replayed(inside)
+        first = start + offset
+        memo.update(zip(inside, range(first, first + len(inside))))
+        memo.pop(None, None)  # nodes that stand for nothing (added without an identity)
         starts, before = self.starts, previous.starts
-        for i, identity in enumerate(inside, start + offset):
-            if type(identity) is tuple:
-                shared[identity[1]] = i
-            elif identity is not None:
-                memo[identity] = i
-                inner = before.get(identity)
-                if inner is not None:  # replayable again from here, next time
-                    starts[identity] = inner + offset
+        for identity in (inside if end - start < self.MANY else before.keys() & inside):
+            inner = before.get(identity)
+            if inner is not None:  # replayable again from here, next time
+                starts[identity] = inner + offset
         return root + offset
 
 
 #: Marks the identity of a shared node (see ``Walk.identities``).
 _SHARED = object()
+#: Marks a stack entry that replays a run of children (see ``Walk._runs``).
+_RUN = object()
 
 
 class _NotHere(Exception):

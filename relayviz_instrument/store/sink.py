@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Protocol, Set, Tuple
 
 from ..errors import RelayVizTraceError
 from ..format import Document
+from ..format.irs import MODULE_IRS
 from .records import PassRecord, begin_line, close_line, context_line, end_line, header_line
 
 __all__ = ["TraceStore", "TraceSink"]
@@ -62,6 +63,10 @@ class TraceSink:
         self._closed = False
         #: The manifest's size when the ``close`` line began to be written (see ``close``).
         self._closing: Optional[int] = None
+        #: The last document stored of each model dialect (Relay, Relax), with its reference (see
+        #: ``held``): one module of each, kept as long as the trace (the serializer holds the latest
+        #: while it records anyway); TIR modules and built artifacts are not kept.
+        self._held: Dict[str, Tuple[str, Document]] = {}
         store.append(header_line(header))
 
     @property
@@ -70,11 +75,25 @@ class TraceSink:
 
     def put(self, doc: Document) -> str:
         """Store a snapshot; its reference."""
-        return self.store.put(doc)
+        ref = self.store.put(doc)
+        ir = doc.get("ir")
+        if ir in MODULE_IRS:
+            self._held[ir] = (ref, doc)
+        return ref
 
     def get(self, ref: str) -> Document:
         """A stored snapshot."""
         return self.store.get(ref)
+
+    def held(self, ref: str) -> Optional[Document]:
+        """The document stored under ``ref`` if it is the last Relay or Relax module stored of
+        its dialect: the very object the trace wrote (read it, never change it), which the trace
+        knows without reading the store; else None (read it with :meth:`get`). What a
+        compilation built is recorded after its last module, whose document is the one held."""
+        for held_ref, doc in self._held.values():
+            if held_ref == ref:
+                return doc
+        return None
 
     def put_module(self, data: bytes) -> str:
         """Store a kept IR module's bytes (JSON, in one of ``capture/kept_module.py``'s forms); its reference."""
