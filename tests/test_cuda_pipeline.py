@@ -125,6 +125,8 @@ def test_demo_traces_a_cuda_compile_and_prints_the_table(cuda_decoder, tmp_path,
     for name in ("LegalizeOps", "FuseTIR", "CallTIRRewrite", "VMCodeGen"):
         assert re.search(rf"^\s*\d+\s+{name}\b", printed, re.MULTILINE), name
     assert set(trace.snapshot(trace.records[-1].after)["functions"]) >= {"prefill", "decode"}
+    # relax.build handing the PrimFuncs to the TIR build is the build's own step: nothing unexplained.
+    assert "note:" not in printed and "(outside any pass)" not in printed
 
 
 def test_demo_for_cuda_where_it_cannot_compile_exits_2_saying_why() -> None:
@@ -137,3 +139,77 @@ def test_demo_for_cuda_where_it_cannot_compile_exits_2_saying_why() -> None:
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot compile for CUDA here" in lines[0] and why in lines[0]
+
+
+# -- dlight's ApplyDefaultSchedule edits the module in place: recorded as its own change ---------------
+
+def _scheduled(doc: Dict[str, Any]) -> Set[str]:
+    """The PrimFuncs of a snapshot that carry ``tirx.is_scheduled`` (read from the document)."""
+    found = set()
+    for name, index in (doc.get("functions") or {}).items():
+        node = doc["nodes"][index]
+        if node["node_kind"] == "PrimFunc" and (node.get("attrs") or {}).get("tirx.is_scheduled"):
+            found.add(name)
+    return found
+
+
+def _report(path: Any, *args: str, capsys: Any) -> Dict[str, Any]:
+    assert main(["report", str(path), *args, "--json"]) == 0
+    import json
+
+    return json.loads(capsys.readouterr().out)
+
+
+def test_apply_default_schedule_is_recorded_with_every_primfunc_it_scheduled(cuda_decoder_trace, capsys) -> None:
+    _, traced = cuda_decoder_trace
+    trace = load_trace(traced.path)
+    (schedule,) = [r for r in trace.records if r.name == "ApplyDefaultSchedule"]
+    assert schedule.changed is True and schedule.before != schedule.after
+    before, after = trace.snapshot(schedule.before), trace.snapshot(schedule.after)
+    scheduled = _scheduled(after) - _scheduled(before)
+    assert len(scheduled) > 10 and "batch_decode_paged_kv" not in scheduled  # the KV cache's kernels come scheduled
+    (shown,) = _report(traced.path, "--pass", "^ApplyDefaultSchedule$", capsys=capsys)["passes"]
+    named = {c["detail"].lstrip("@") for c in shown["changed"] if "attrs.tirx.is_scheduled" in c["fields"]}
+    assert named == scheduled
+    assert main(["report", str(traced.path), "--pass", "^ApplyDefaultSchedule$"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(f"@{name}" in text for name in scheduled)  # every one of them named in the terminal too
+    # No other pass's report holds dlight's work (before: RewriteDataflowReshape's, the next pass that
+    # changed the module); with --all, the Sequentials around it hold it in their totals, and only they.
+    holding = {p["index"] for p in _report(traced.path, capsys=capsys)["passes"]
+               if any("attrs.tirx.is_scheduled" in c["fields"] for c in p["changed"])}
+    assert holding == {schedule.index}
+    around, parent = set(), schedule.parent
+    while parent is not None:
+        around.add(parent)
+        parent = trace.records[parent].parent
+    holding_all = {p["index"] for p in _report(traced.path, "--all", capsys=capsys)["passes"]
+                   if any("attrs.tirx.is_scheduled" in c["fields"] for c in p["changed"])}
+    assert holding_all - around == {schedule.index}
+
+
+def test_with_tir_the_schedule_pass_holds_the_thread_bindings(cuda_decoder_trace_tir, capsys) -> None:
+    _, traced = cuda_decoder_trace_tir
+    trace = load_trace(traced.path)
+    (schedule,) = [r for r in trace.records if r.name == "ApplyDefaultSchedule"]
+    assert schedule.changed is True
+    (shown,) = _report(traced.path, "--pass", "^ApplyDefaultSchedule$", capsys=capsys)["passes"]
+    bound = {c["fields"]["thread"][1] for c in shown["changed"] if "thread" in c["fields"]} | {
+        a["detail"].rsplit(" ", 1)[-1] for a in shown["added"] if a["node"] == "For" and "Idx" in a.get("detail", "")}
+    assert {"threadIdx.x", "blockIdx.x"} <= bound, bound
+    # The passes after it receive the scheduled loops; none of them binds them again.
+    later = [p for p in _report(traced.path, "--all", capsys=capsys)["passes"] if p["index"] > schedule.index
+             and trace.records[p["index"]].ir == "relax"]
+    assert not any(a["node"] == "For" and "threadIdx" in a.get("detail", "") for p in later for a in p["added"])
+
+
+@pytest.mark.parametrize("tir", [False, True], ids=["default", "tir"])
+def test_show_of_a_cuda_trace_leaves_nothing_unexplained(tir, cuda_decoder_trace, cuda_decoder_trace_tir,
+                                                         capsys) -> None:
+    _, traced = cuda_decoder_trace_tir if tir else cuda_decoder_trace
+    assert main(["show", str(traced.path)]) == 0
+    printed = capsys.readouterr().out
+    assert "note:" not in printed and "(outside any pass)" not in printed
+    assert " ApplyDefaultSchedule " in printed  # a pipeline pass that changed the module: a row
+    if tir:
+        assert "(step of relax.build: kept " in " ".join(printed.split())
