@@ -34,13 +34,13 @@ if TYPE_CHECKING:  # imported when first used at run time: see __getattr__
     from .serialize import dumps, to_relayviz
     from .store import PassRecord, Trace, load_trace
     from .store.documents import read_document
-    from .views.bisection import BisectResult, bisect_command
-    from .views.comparison import FileComparison, TraceComparison, compare_files, compare_traces
-    from .views.diff_tree import DiffView, OpDeltaTable
-    from .views.graph_report import GraphReport, inspect_graph
-    from .views.overview import PassTable, TraceOverview, TraceSummary, show_trace
-    from .views.pass_replay import ReplayResult, replay_event
-    from .views.trace_report import TraceReport, report_trace
+    from .views.bisect import BisectResult, bisect_command
+    from .views.diff import FileComparison, TraceComparison, compare_files, compare_traces
+    from .views.hunk_tree import DiffView, OpDeltaTable
+    from .views.inspect import GraphReport, inspect_graph
+    from .views.show import PassTable, TraceOverview, TraceSummary, show_trace
+    from .views.replay import ReplayResult, replay_event
+    from .views.report import TraceReport, report_trace
 
 __all__ = [
     "__version__",
@@ -124,14 +124,14 @@ _LAZY = {
     **dict.fromkeys(["PassRecord", "Trace", "load_trace"], "store"),
     **dict.fromkeys(["diff", "DIFF_VERSION", "GraphDiff"], "diff"),
     "PassDiffs": "analysis.pass_diffs",
-    **dict.fromkeys(["show_trace", "TraceOverview", "TraceSummary", "PassTable"], "views.overview"),
-    **dict.fromkeys(["report_trace", "TraceReport"], "views.trace_report"),
-    **dict.fromkeys(["DiffView", "OpDeltaTable"], "views.diff_tree"),
-    **dict.fromkeys(["compare_files", "FileComparison", "compare_traces", "TraceComparison"], "views.comparison"),
+    **dict.fromkeys(["show_trace", "TraceOverview", "TraceSummary", "PassTable"], "views.show"),
+    **dict.fromkeys(["report_trace", "TraceReport"], "views.report"),
+    **dict.fromkeys(["DiffView", "OpDeltaTable"], "views.hunk_tree"),
+    **dict.fromkeys(["compare_files", "FileComparison", "compare_traces", "TraceComparison"], "views.diff"),
     **dict.fromkeys(["align", "Alignment", "AlignedPass"], "analysis.alignment"),
-    **dict.fromkeys(["inspect_graph", "GraphReport"], "views.graph_report"),
-    **dict.fromkeys(["replay_event", "ReplayResult"], "views.pass_replay"),
-    **dict.fromkeys(["bisect_command", "BisectResult"], "views.bisection"),
+    **dict.fromkeys(["inspect_graph", "GraphReport"], "views.inspect"),
+    **dict.fromkeys(["replay_event", "ReplayResult"], "views.replay"),
+    **dict.fromkeys(["bisect_command", "BisectResult"], "views.bisect"),
     **dict.fromkeys(["summarize_graph", "GraphSummary"], "graph_json.summary"),
     **dict.fromkeys(["export", "write_netron"], "export"),
 }

@@ -25,10 +25,10 @@ from rich.console import Console
 from relayviz_instrument import RelayVizError, load, load_trace
 from relayviz_instrument.cli import main
 from relayviz_instrument.graph_json import from_graph_json
-from relayviz_instrument.views.trace_report import report_trace
+from relayviz_instrument.views.report import report_trace
 from relayviz_instrument.store.documents import read_document
-from relayviz_instrument.views.file_check import check_file
-from relayviz_instrument.views.overview import show_trace
+from relayviz_instrument.views.validate import check_file
+from relayviz_instrument.views.show import show_trace
 
 __all__ = ["Escape", "COUNTS", "read_file", "read_trace", "make_seed_trace", "copy_trace"]
 

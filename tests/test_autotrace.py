@@ -17,7 +17,7 @@ from tvm import relay  # noqa: F401  (the Relay leg only: conftest skips this mo
 
 from relayviz_instrument import load_trace
 from relayviz_instrument.cli.run import STARTUP_DIR
-from relayviz_instrument.views.overview import show_trace
+from relayviz_instrument.views.show import show_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 

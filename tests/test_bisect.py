@@ -22,9 +22,9 @@ from tvm.contrib import graph_executor
 from rich.console import Console
 
 from relayviz_instrument import RelayVizBisect, RelayVizTrace, load_trace
-from relayviz_instrument.views.bisection import bisect_command
+from relayviz_instrument.views.bisect import bisect_command
 from relayviz_instrument.errors import RelayVizUsageError
-from relayviz_instrument.views.overview import show_trace
+from relayviz_instrument.views.show import show_trace
 
 HOST = "llvm -mtriple=x86_64-linux-gnu"
 
@@ -125,7 +125,7 @@ def _run_dir(tmp_path: Path, limit: int) -> str:
 
 def test_a_found_result_made_without_its_failing_limit_still_names_the_pass() -> None:
     from relayviz_instrument.store import PassRecord
-    from relayviz_instrument.views.bisection import FOUND, BisectResult
+    from relayviz_instrument.views.bisect import FOUND, BisectResult
 
     culprit = PassRecord(index=7, name="FoldScaleAxis", depth=2, opt_level=3, bisect=3)
     console = Console(width=200, color_system=None, record=True)

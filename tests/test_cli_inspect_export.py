@@ -11,7 +11,7 @@ from rich.console import Console
 
 from relayviz_instrument import from_graph_json, summarize_graph, to_relayviz
 from relayviz_instrument.cli import main
-from relayviz_instrument.views.graph_report import GraphReport
+from relayviz_instrument.views.inspect import GraphReport
 from relayviz_instrument.format import encode
 
 DATA = Path(__file__).parent / "data" / "graph_json"

@@ -129,7 +129,7 @@ def test_operator_totals_of_a_build_are_the_change_from_the_input_to_the_built_g
     from tvm import relay
 
     from relayviz_instrument.diff import diff
-    from relayviz_instrument.views.diff_tree import OpDeltaTable
+    from relayviz_instrument.views.hunk_tree import OpDeltaTable
     from relayviz_instrument.analysis.pipeline import pipeline_events, pipeline_op_deltas
 
     mod, _ = resnet18

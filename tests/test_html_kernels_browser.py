@@ -17,7 +17,7 @@ from browser import open_report, watch_errors
 from kerneltraces import FUSED_MATMUL, cuda_llama
 from relayviz_instrument.html_report import write_html_report
 from relayviz_instrument.store import load_trace
-from relayviz_instrument.views.trace_report import report_trace
+from relayviz_instrument.views.report import report_trace
 
 ARTIFACTS = Path(os.environ.get("RELAYVIZ_ARTIFACTS",
                                 Path(__file__).resolve().parent.parent / "test-artifacts")) / "browser"

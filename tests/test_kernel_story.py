@@ -19,7 +19,7 @@ from relayviz_instrument.analysis.kernel_story import kernel_story
 from relayviz_instrument.analysis.pass_diffs import PassDiffs
 from relayviz_instrument.cli import main
 from relayviz_instrument.store import load_trace
-from relayviz_instrument.views.kernel_history import kernel_history
+from relayviz_instrument.views.kernel import kernel_history
 
 pytestmark = pytest.mark.slow
 

@@ -17,9 +17,9 @@ from rich.console import Console
 from kerneltraces import FUSED_MATMUL, CudaTrace, cuda_llama
 from relayviz_instrument.analysis.loop_nest import Loop, read_loop_nest
 from relayviz_instrument.store import PassRecord, load_trace
-from relayviz_instrument.views.kernel_changes import kernel_change_text
-from relayviz_instrument.views.loop_nest import LoopNestView
-from relayviz_instrument.views.trace_report import report_trace
+from relayviz_instrument.views.kernel_text import kernel_change_text
+from relayviz_instrument.views.kernel_text import LoopNestView
+from relayviz_instrument.views.report import report_trace
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from relayviz_instrument.analysis.kernel_story import kernel_story
 from relayviz_instrument.analysis.loop_nest import read_loop_nest
 from relayviz_instrument.cli import main
 from relayviz_instrument.store import load_trace
-from relayviz_instrument.views.kernel_history import kernel_history
+from relayviz_instrument.views.kernel import kernel_history
 
 KERNEL = "tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu"
 

@@ -18,7 +18,7 @@ from tvm import relay
 
 from relayviz_instrument import RelayVizTrace, load_trace
 from relayviz_instrument.errors import RelayVizUsageError
-from relayviz_instrument.views.pass_replay import DIFFERS, REPRODUCED, SUCCEEDS, replay_event
+from relayviz_instrument.views.replay import DIFFERS, REPRODUCED, SUCCEEDS, replay_event
 
 #: A user's script: ResNet-18 through a Sequential holding a pass of theirs that wraps the
 #: first convolution in a reshape of the wrong size; the next pass's type inference fails.

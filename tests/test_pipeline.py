@@ -195,15 +195,15 @@ def test_a_snapshot_is_read_as_a_graph_once_for_views_and_diffs(typed_trace: Pat
     trace = load_trace(typed_trace)
     simplify = next(r for r in trace.records if r.name == "SimplifyInference")
     diffs = PassDiffs(trace, keep_documents=None)
-    view = diffs.view(simplify.after)
-    assert view.size == len(diffs.document(simplify.after)["nodes"])
-    assert diffs.view(simplify.after) is view
+    graph = diffs.graph(simplify.after)
+    assert graph.size == len(diffs.document(simplify.after)["nodes"])
+    assert diffs.graph(simplify.after) is graph
     # the diff's index takes the graph made for the view, and views then come from the index
-    assert diffs.indexed(simplify.after).graph is view
-    assert diffs.view(simplify.after) is view
+    assert diffs.indexed(simplify.after).graph is graph
+    assert diffs.graph(simplify.after) is graph
     # a document read again (the cache keeps one) is indexed from itself, not from an old graph
     small = PassDiffs(trace, keep_documents=1)
-    old = small.view(simplify.after)
+    old = small.graph(simplify.after)
     small.document(simplify.before)  # evicts the document the graph was made from
     index = small.indexed(simplify.after)
     assert index.graph is not old and index.graph.nodes[0] is index.doc["nodes"][index.graph.doc_id[0]]

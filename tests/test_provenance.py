@@ -10,7 +10,7 @@ from rich.console import Console
 
 from relayviz_instrument.cli import main
 from relayviz_instrument.errors import RelayVizError
-from relayviz_instrument.views.history_tree import HistoryTree
+from relayviz_instrument.views.history import HistoryTree
 from relayviz_instrument.analysis.chain import pipeline_steps
 from relayviz_instrument.analysis.provenance import Provenance, provenance
 from relayviz_instrument.analysis.reading import TraceReading
@@ -49,13 +49,13 @@ def position_after(prov: Provenance, name: str) -> int:
 
 
 def calls_of(prov: Provenance, position: int, ops: Set[str]) -> List[int]:
-    view = prov.view(position)
-    return [view.doc_id[r] for r in range(view.size) if view.op_name(r) in ops]
+    graph = prov.graph(position)
+    return [graph.doc_id[r] for r in range(graph.size) if graph.op_name(r) in ops]
 
 
 def op_of(prov: Provenance, position: int, node: int) -> Any:
-    view = prov.view(position)
-    return view.op_name(view.rank_of[node])
+    graph = prov.graph(position)
+    return graph.op_name(graph.rank_of[node])
 
 
 def test_steps_follow_the_pipeline(prov: Provenance) -> None:
@@ -74,7 +74,7 @@ def test_simplify_inference_products_trace_back_to_their_batch_norm(prov: Proven
     at = position_after(prov, "SimplifyInference")
     norms = set(calls_of(prov, 0, {"nn.batch_norm"}))
     assert len(norms) == 18  # ResNet-18 for 32x32 images
-    view0, view = prov.view(0), prov.view(at)
+    view0, graph = prov.graph(0), prov.graph(at)
     made = [n for n in calls_of(prov, at, {"multiply", "add"})
             if prov.history((at, n)).created is not None]
     assert made
@@ -86,10 +86,10 @@ def test_simplify_inference_products_trace_back_to_their_batch_norm(prov: Proven
         assert history.created.hunk.kind == "replaced"
         [norm] = norms & set(history.roots)
         by_norm.setdefault(norm, []).append(n)
-        r = view.rank_of[n]
+        r = graph.rank_of[n]
         # The add that now produces the batch_norm's first output feeds what read that output.
-        for user, _ in view.users[r]:
-            before = prov.previous((at, view.doc_id[user]))
+        for user, _ in graph.users[r]:
+            before = prov.previous((at, graph.doc_id[user]))
             if before is not None and op_of(prov, at, n) == "add":
                 reads = view0.inputs[view0.rank_of[before[1]]]
                 getters = [x for x in reads if view0.kind[x] == "TupleGetItem"]
@@ -122,23 +122,23 @@ def test_fold_constant_consts_trace_back_to_what_they_replaced(prov: Provenance)
 
 def test_fuse_ops_kernel_calls_trace_back_to_the_input_calls(prov: Provenance) -> None:
     at = position_after(prov, "FuseOps")
-    view = prov.view(at)
-    kernels = [f for f in view.inlined if (view.nodes[f].get("attrs") or {}).get("Primitive")]
+    graph = prov.graph(at)
+    kernels = [f for f in graph.inlined if (graph.nodes[f].get("attrs") or {}).get("Primitive")]
     assert len(kernels) > 10
     for f in kernels:
-        function = prov.history((at, view.doc_id[f]))
+        function = prov.history((at, graph.doc_id[f]))
         assert function.created.step.name == "FuseOps" and function.created.hunk.kind == "wrapped"
-        calls = [r for r in view.scope(f) if view.op_name(r) is not None]
+        calls = [r for r in graph.scope(f) if graph.op_name(r) is not None]
         assert calls
         wrapped = {o for o in function.created.origins}
         for r in calls:
-            history = prov.history((at, view.doc_id[r]))
+            history = prov.history((at, graph.doc_id[r]))
             assert history.created is None or history.created.step.name != "FuseOps"
-            assert prov.previous((at, view.doc_id[r])) in wrapped  # FuseOps moved it, did not make it
+            assert prov.previous((at, graph.doc_id[r])) in wrapped  # FuseOps moved it, did not make it
             assert history.roots and any(prov.info((0, x)).kind == "Call" for x in history.roots)
             start = history.lineage[0]
             if start[0] == 0:  # it was in the input module: the same operator there
-                assert op_of(prov, 0, start[1]) == view.op_name(r)
+                assert op_of(prov, 0, start[1]) == graph.op_name(r)
             else:  # SimplifyInference made it out of a batch_norm
                 assert history.created.step.name == "SimplifyInference"
                 assert {op_of(prov, 0, x) for x in history.roots} >= {"nn.batch_norm"}
@@ -235,8 +235,8 @@ def small_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_history_tree_of_a_batch_norm_expanded(small_trace: Path) -> None:
     prov = provenance(load_trace(small_trace))
     [add] = [i for i in prov.find(prov.last, op="add")
-             if op_of(prov, prov.last, prov.view(prov.last).doc_id[
-                 prov.view(prov.last).users[prov.view(prov.last).rank_of[i]][0][0]]) == "nn.relu"]
+             if op_of(prov, prov.last, prov.graph(prov.last).doc_id[
+                 prov.graph(prov.last).users[prov.graph(prov.last).rank_of[i]][0][0]]) == "nn.relu"]
     assert render(HistoryTree(prov, (prov.last, add))) == (
         f"add  float32[1, 2, 4, 4]  node {add}  after SimplifyInference (#3)\n"
         "├── stems from 2 nodes of the input module: TupleGetItem, nn.batch_norm\n"

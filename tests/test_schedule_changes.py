@@ -14,7 +14,7 @@ from rich.console import Console
 from relayviz_instrument import to_relayviz
 from relayviz_instrument.analysis.loop_nest import loop_nests
 from relayviz_instrument.analysis.schedule_changes import SCHEDULED, kernel_changes
-from relayviz_instrument.views.loop_nest import LoopNestView
+from relayviz_instrument.views.kernel_text import LoopNestView
 
 
 def render(renderable: Any, width: int = 100) -> str:

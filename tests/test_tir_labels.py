@@ -29,7 +29,7 @@ from relayviz_instrument.diff import diff
 from relayviz_instrument.diff.graph import CanonicalGraph
 from relayviz_instrument.html_report.graphs import snapshot_graph
 from relayviz_instrument.serialize.tir import TirSerializer
-from relayviz_instrument.views.diff_tree import DiffView
+from relayviz_instrument.views.hunk_tree import DiffView
 
 TIR = tvm.tirx if NEW_TVM else tvm.tir
 S_TIR = tvm.s_tir if NEW_TVM else tvm.tir

@@ -216,13 +216,13 @@ def _operators(trace: TraceLike, reading: TraceReading, kernel: str) -> Tuple[Tu
             first.setdefault(doc["nodes"][index].get("node_kind") == "PrimFunc", (position, index))
             if True in first:
                 break
-    view = prov.view(0)
+    graph = prov.graph(0)
     for key in (first.get(True), first.get(False)):
         if key is None:
             continue
         counts: Dict[str, int] = {}
         for root in prov.roots(key):
-            op = view.op_name(view.rank_of[root])
+            op = graph.op_name(graph.rank_of[root])
             if op is not None:
                 counts[op] = counts.get(op, 0) + 1
         if counts:

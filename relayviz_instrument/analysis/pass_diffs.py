@@ -86,7 +86,7 @@ class PassDiffs:
             self._indexes.move_to_end(ref)
         return index
 
-    def view(self, ref: str) -> CanonicalGraph:
+    def graph(self, ref: str) -> CanonicalGraph:
         """The snapshot ``ref`` as the diff reads it (for drawing and describing its nodes): the
         graph of its index if it has one, else made once and kept like the indexes."""
         index = self._indexes.get(ref)

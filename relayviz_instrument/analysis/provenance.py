@@ -100,15 +100,15 @@ class Provenance:
         with, if it ran on the pipeline's module (else ``None``)."""
         return self._spans.get(record_index)
 
-    def view(self, position: int) -> CanonicalGraph:
+    def graph(self, position: int) -> CanonicalGraph:
         """The snapshot at ``position`` as a graph (for descriptions)."""
-        return self.cache.view(self.refs[position])
+        return self.cache.graph(self.refs[position])
 
     def info(self, key: NodeKey) -> NodeInfo:
         """How node ``key`` is shown: operator or kind, detail, type."""
         position, node = key
-        view = self.view(position)
-        return describe(view, view.rank_of[node])
+        graph = self.graph(position)
+        return describe(graph, graph.rank_of[node])
 
     def diff(self, step: int) -> GraphDiff:
         """The diff of step ``step``."""
@@ -314,8 +314,8 @@ class Provenance:
         snapshot that calls it; None when none does."""
         order: List[int] = [self.last, 0, *range(self.last - 1, 0, -1)]
         for position in order:
-            view = self.view(position)
-            if any(view.op_name(r) == op for r in range(view.size)):
+            graph = self.graph(position)
+            if any(graph.op_name(r) == op for r in range(graph.size)):
                 return position
         return None
 
@@ -349,11 +349,11 @@ class Provenance:
         """
         doc = self.document(position)
         nodes: Sequence[Mapping[str, Any]] = doc["nodes"]
-        view = self.view(position)
+        graph = self.graph(position)
         if op is not None:
-            found = [view.doc_id[r] for r in range(view.size) if view.op_name(r) == op]
+            found = [graph.doc_id[r] for r in range(graph.size) if graph.op_name(r) == op]
             if not found:
-                ops = sorted({name for name in map(view.op_name, range(view.size)) if name is not None})
+                ops = sorted({name for name in map(graph.op_name, range(graph.size)) if name is not None})
                 raise RelayVizError(f"snapshot {self.refs[position]}: no call of operator {op!r}; "
                                     f"its operators: {_some(ops)}")
             return sorted(found)

@@ -11,7 +11,7 @@ import argparse
 from rich.console import Console
 from rich.text import Text
 
-from ..views.bisection import BisectRun, bisect_command
+from ..views.bisect import BisectRun, bisect_command
 from ._output import OutputConsole, print_result
 
 

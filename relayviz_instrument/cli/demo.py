@@ -13,7 +13,7 @@ from ..demo.relay_models import MODELS, host_target, workload
 from ..demo.cuda import cuda_target, cuda_unavailable
 from ..demo.relax_models import RELAX_MODELS, relax_host_target, relax_workload, torch_available
 from ..errors import RelayVizDependencyError, RelayVizUsageError
-from ..views.overview import show_trace
+from ..views.show import show_trace
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -13,7 +13,7 @@ from typing import Union
 
 from rich.console import Console
 
-from ..views.comparison import FileComparison, TraceComparison, compare_files, compare_pass, compare_traces
+from ..views.diff import FileComparison, TraceComparison, compare_files, compare_pass, compare_traces
 from ..errors import RelayVizUsageError
 from ._output import print_result
 

@@ -6,7 +6,7 @@ import argparse
 
 from rich.console import Console
 
-from ..views.installation import check_installation
+from ..views.doctor import check_installation
 from ._output import print_json
 
 

@@ -12,7 +12,7 @@ from ..analysis.kernel_story import host_of
 from ..analysis.loop_nest import KernelNests
 from ..errors import RelayVizUsageError
 from ..names import printable
-from ..views.history_tree import HistoryTree
+from ..views.history import HistoryTree
 from ..analysis.provenance import Provenance, provenance
 from ..store import load_trace
 from ._output import print_json

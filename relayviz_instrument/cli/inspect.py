@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..views.graph_report import inspect_graph
+from ..views.inspect import inspect_graph
 from ._output import print_result
 
 

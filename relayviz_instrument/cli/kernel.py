@@ -9,7 +9,7 @@ import argparse
 from rich.console import Console
 
 from ..store import load_trace
-from ..views.kernel_history import kernel_history
+from ..views.kernel import kernel_history
 from ._output import print_result
 
 

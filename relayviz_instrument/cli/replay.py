@@ -11,7 +11,7 @@ import argparse
 
 from rich.console import Console
 
-from ..views.pass_replay import replay_event
+from ..views.replay import replay_event
 from ._output import print_result
 
 

@@ -9,7 +9,7 @@ from typing import Pattern
 from rich.console import Console
 from rich.text import Text
 
-from ..views.trace_report import report_trace
+from ..views.report import report_trace
 from ..store import load_trace
 from ._output import print_json_lines, print_result
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from ..autotrace import ENV_PASSES, ENV_QUIET, ENV_TIR, ENV_TRACE
 from ..errors import RelayVizUsageError
 from ..store import MANIFEST, load_trace, new_trace_dir
-from ..views.overview import show_trace
+from ..views.show import show_trace
 from ._output import OutputConsole
 
 #: The folder whose ``sitecustomize`` starts tracing in the script's process.

@@ -8,8 +8,8 @@ from rich.console import Console
 
 from ..store import load_trace
 from ..store.suite import is_suite
-from ..views.suite_table import show_suite
-from ..views.overview import show_trace
+from ..views.suite import show_suite
+from ..views.show import show_trace
 from ._output import print_result
 
 

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.text import Text
 
-from ..views.file_check import check_file
+from ..views.validate import check_file
 from ._output import OutputConsole
 
 

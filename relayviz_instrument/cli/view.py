@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..export import ExportOptions, export_sources
-from ..export.model_explorer import view, write_model_explorer
+from ..export.model_explorer import explorer_server, write_model_explorer
 from .export import add_source_arguments
 
 
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     with tempfile.TemporaryDirectory(prefix="relayviz-view-") as tmp:
         written = write_model_explorer(graphs, Path(tmp) / "relayviz.json",
                                        options=ExportOptions(max_nodes=args.max_nodes))
-        server = view(written, host=args.host, port=args.port, open_browser=args.browser)
+        server = explorer_server(written, host=args.host, port=args.port, open_browser=args.browser)
         console.print(Text(f"Model Explorer: {server.url}"), soft_wrap=True)
         server.run()
     return 0

@@ -2,7 +2,7 @@
 
 One module per concern::
 
-    view.py        a document as a graph: canonical numbering, inputs, users, inlined functions
+    graph.py       a document as a graph: canonical numbering, inputs, users, inlined functions
     signatures.py  labels at four tiers, structural signatures, line keys
     index.py       a document indexed once (graph, labels, signatures) for any number of diffs
     sequence.py    order-preserving alignment of two key sequences (a line diff's core)
@@ -80,9 +80,9 @@ def _diff(ia: IndexedDocument, ib: IndexedDocument) -> GraphDiff:
     removed = [a for a in range(va.size) if a2b[a] < 0]
     added = [b for b in range(vb.size) if b2a[b] < 0]
     op_delta: Dict[str, int] = {}
-    for view, ranks, step in ((va, removed, -1), (vb, added, 1)):
+    for graph, ranks, step in ((va, removed, -1), (vb, added, 1)):
         for r in ranks:
-            name = view.op_name(r)
+            name = graph.op_name(r)
             if name is not None:
                 op_delta[name] = op_delta.get(name, 0) + step
     for m in changed:  # a call rewritten into another operator counts as one less and one more

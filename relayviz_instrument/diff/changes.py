@@ -126,22 +126,22 @@ def type_text(ty: Any) -> str:
     return str(kind)
 
 
-def describe(view: CanonicalGraph, r: int) -> NodeInfo:
+def describe(graph: CanonicalGraph, r: int) -> NodeInfo:
     """The operator or kind of node ``r``, what tells it apart, and its type."""
-    node, kind = view.nodes[r], view.kind[r]
-    op_name = view.op_name(r)
+    node, kind = graph.nodes[r], graph.kind[r]
+    op_name = graph.op_name(r)
     if op_name is not None:
         return NodeInfo(kind, str(op_name), "", type_text(node.get("type")))
     statement = describe_statement(kind, node, type_text(node.get("type")))
     if statement is not None:
         return statement
     if kind == "Call":
-        callee = view.refs[r][0]
+        callee = graph.refs[r][0]
         detail = ""
-        if view.kind[callee] == "GlobalVar":
-            detail = "@" + str(view.nodes[callee].get("name"))
-        elif view.kind[callee] == "Function":
-            detail = _function_text(view.nodes[callee])
+        if graph.kind[callee] == "GlobalVar":
+            detail = "@" + str(graph.nodes[callee].get("name"))
+        elif graph.kind[callee] == "Function":
+            detail = _function_text(graph.nodes[callee])
         return NodeInfo(kind, "Call", detail, type_text(node.get("type")))
     if kind == "Var":
         ty = node.get("type") or ({"dtype": node["dtype"], "shape": node.get("shape", [])} if "dtype" in node else None)
@@ -166,9 +166,9 @@ class NodeDescriptions(Mapping[int, NodeInfo]):
     """:func:`describe` of the given nodes of a graph, by document id, each made when first read
     (a summary reads none; a report reads the few it prints)."""
 
-    def __init__(self, view: CanonicalGraph, ranks: Iterable[int]) -> None:
-        self._view = view
-        self._ids = sorted(view.doc_id[r] for r in ranks)
+    def __init__(self, graph: CanonicalGraph, ranks: Iterable[int]) -> None:
+        self._view = graph
+        self._ids = sorted(graph.doc_id[r] for r in ranks)
         self._known = frozenset(self._ids)
         self._made: Dict[int, NodeInfo] = {}
 

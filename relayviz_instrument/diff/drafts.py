@@ -41,26 +41,26 @@ class Draft:
         self.sites: List[Tuple[List[int], List[int]]] = []
 
 
-def kernel_of(view: CanonicalGraph, r: int) -> Optional[str]:
+def kernel_of(graph: CanonicalGraph, r: int) -> Optional[str]:
     """The PrimFunc (or packed function) a Relax kernel call runs: ``call_tir(@conv2d3, ...)``
     -> ``conv2d3``; ``None`` for any other node."""
-    if view.op_name(r) not in PRIMFUNC_CALLS or len(view.refs[r]) < 2:
+    if graph.op_name(r) not in PRIMFUNC_CALLS or len(graph.refs[r]) < 2:
         return None
-    callee = view.nodes[view.refs[r][1]]
+    callee = graph.nodes[graph.refs[r][1]]
     name = callee.get("name") if callee.get("node_kind") == "GlobalVar" else callee.get("global_symbol")
     return name if isinstance(name, str) else None
 
 
-def names(view: CanonicalGraph, ranks: Iterable[int], calls_only: bool = False) -> str:
+def names(graph: CanonicalGraph, ranks: Iterable[int], calls_only: bool = False) -> str:
     """What a set of nodes holds, for a label: calls first, in data-flow order, by operator
     (``nn.conv2d+add×2+nn.relu``), then the other kinds; at most :data:`LABEL_NAMES` names."""
     counts: Dict[str, int] = {}
-    kind, position = view.kind, view.position
+    kind, position = graph.kind, graph.position
     # Calls first, in order; then the other kinds (constants, variables, tuples...).
     calls = sorted((r for r in ranks if kind[r] == "Call"), key=position.__getitem__)
     others = [] if calls_only else sorted((r for r in ranks if kind[r] != "Call"), key=position.__getitem__)
     for r in calls + others:
-        name = view.op_name(r) or kind[r]  # as describe() names it, without its types
+        name = graph.op_name(r) or kind[r]  # as describe() names it, without its types
         counts[name] = counts.get(name, 0) + 1
     parts = [name if n == 1 else f"{name}×{n}" for name, n in counts.items()]
     if len(parts) > LABEL_NAMES:
@@ -68,11 +68,11 @@ def names(view: CanonicalGraph, ranks: Iterable[int], calls_only: bool = False) 
     return "+".join(parts)
 
 
-def function_phrase(view: CanonicalGraph, f: int) -> str:
+def function_phrase(graph: CanonicalGraph, f: int) -> str:
     """How a label names a function: ``a primitive Function``, ``a Composite Function 'x'``..."""
-    if view.kind[f] == "PrimFunc":
+    if graph.kind[f] == "PrimFunc":
         return "a PrimFunc"
-    role, name = function_role(view.nodes[f])
+    role, name = function_role(graph.nodes[f])
     if role == "Composite":
         return f"a Composite Function '{name}'"
     return "a primitive Function" if role == "Primitive" else "a Function"

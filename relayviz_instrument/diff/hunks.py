@@ -162,32 +162,32 @@ def build_hunks(va: CanonicalGraph, vb: CanonicalGraph, la: Labels, a2b: Sequenc
     return [h for _, h in hunks]
 
 
-def _ops(view: CanonicalGraph) -> NDArray[np.bool_]:
-    return np.fromiter((k == "Op" for k in view.kind), dtype=bool, count=view.size)
+def _ops(graph: CanonicalGraph) -> NDArray[np.bool_]:
+    return np.fromiter((k == "Op" for k in graph.kind), dtype=bool, count=graph.size)
 
 
-def _linked(view: CanonicalGraph, free: NDArray[np.bool_], offset: int) -> Tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _linked(graph: CanonicalGraph, free: NDArray[np.bool_], offset: int) -> Tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Edges between two free nodes: an input, or a literal reference (a region is connected
     in the document as written)."""
     us, vs = [], []
-    for lengths, _, flat in (view.input_arrays, view.ref_arrays):
-        owner = np.repeat(np.arange(view.size, dtype=np.int64), lengths)
+    for lengths, _, flat in (graph.input_arrays, graph.ref_arrays):
+        owner = np.repeat(np.arange(graph.size, dtype=np.int64), lengths)
         keep = free[owner] & free[flat]
         us.append(owner[keep] + offset)
         vs.append(flat[keep] + offset)
     return np.concatenate(us), np.concatenate(vs)
 
 
-def _slots(view: CanonicalGraph, partner: NDArray[np.int64], free: NDArray[np.bool_],
+def _slots(graph: CanonicalGraph, partner: NDArray[np.int64], free: NDArray[np.bool_],
            width: int) -> Tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``(free node, slot key)`` for every input edge from a free node into a paired user: the
     user's before rank and the input position (-1 for a variadic user) as one integer."""
-    lengths, starts, flat = view.input_arrays
-    owner = np.repeat(np.arange(view.size, dtype=np.int64), lengths)
+    lengths, starts, flat = graph.input_arrays
+    owner = np.repeat(np.arange(graph.size, dtype=np.int64), lengths)
     position = np.arange(len(flat), dtype=np.int64) - starts[owner]
     keep = free[flat] & (partner[owner] >= 0)
     owner, position, node = owner[keep], position[keep], flat[keep]
-    variadic = np.fromiter((view.kind[u] in VARIADIC_KINDS for u in owner.tolist()), dtype=bool, count=len(owner))
+    variadic = np.fromiter((graph.kind[u] in VARIADIC_KINDS for u in owner.tolist()), dtype=bool, count=len(owner))
     position[variadic] = -1
     return node, owner * width + position + 1
 
@@ -208,11 +208,11 @@ def _same_slot(va: CanonicalGraph, vb: CanonicalGraph, part_a: NDArray[np.int64]
     return nodes[:-1][same], nodes[1:][same]
 
 
-def _next_region(view: CanonicalGraph, r: int, region_of: Dict[int, int]) -> Optional[int]:
-    for x in view.inputs[r]:
+def _next_region(graph: CanonicalGraph, r: int, region_of: Dict[int, int]) -> Optional[int]:
+    for x in graph.inputs[r]:
         if x in region_of:
             return region_of[x]
-    for u, _ in view.users[r]:
+    for u, _ in graph.users[r]:
         if u in region_of:
             return region_of[u]
     return None
@@ -254,10 +254,10 @@ def _classify(draft: Draft, va: CanonicalGraph, vb: CanonicalGraph, la: Labels, 
     return "changed"
 
 
-def _aliases(view: CanonicalGraph, region: Set[int]) -> bool:
+def _aliases(graph: CanonicalGraph, region: Set[int]) -> bool:
     """Whether ``region`` is Relax alias bindings (``y = x``) and their variables: two names
     for one value, of which CanonicalizeBindings keeps one."""
-    kind, refs = view.kind, view.refs
+    kind, refs = graph.kind, graph.refs
     bindings = [r for r in region if kind[r] == "VarBinding" and len(refs[r]) == 2 and kind[refs[r][1]] == "Var"]
     return bool(bindings) and region <= set(bindings).union(refs[r][0] for r in bindings)
 

@@ -39,16 +39,16 @@ Key = Tuple[str, FrozenSet[Tuple[str, str]]]
 _LOOK_THROUGH = 2
 
 
-def call_key(view: CanonicalGraph, r: int, kernel_ops: FrozenSet[str] = frozenset()) -> Optional[Key]:
+def call_key(graph: CanonicalGraph, r: int, kernel_ops: FrozenSet[str] = frozenset()) -> Optional[Key]:
     """How call ``r`` is written and the keys of the kernel it runs (see the module), or ``None``
     for a call that names none: ``("function", {("hash", h)})`` for a call of a primitive
     function, ``("call_lowered", {("hash", h), ("kernel", name)})``, ``("call_tir", ...)``,
     ``("global", {("kernel", name)})`` for a call of a global name, ``("kernel", ...)`` for a
     node of a built graph (an operator named in ``kernel_ops``, or named by its own
     ``func_name``)."""
-    if view.kind[r] != "Call" or not view.refs[r]:
+    if graph.kind[r] != "Call" or not graph.refs[r]:
         return None
-    refs, kind, nodes = view.refs[r], view.kind, view.nodes
+    refs, kind, nodes = graph.refs[r], graph.kind, graph.nodes
     callee = refs[0]
     if kind[callee] == "Function":
         h = (nodes[callee].get("attrs") or {}).get("hash")
@@ -58,7 +58,7 @@ def call_key(view: CanonicalGraph, r: int, kernel_ops: FrozenSet[str] = frozense
         return ("global", frozenset({("kernel", str(name))})) if isinstance(name, str) else None
     if kind[callee] != "Op":
         return None
-    kernel = kernel_of(view, r)
+    kernel = kernel_of(graph, r)
     if kernel is not None:
         return ("call_tir", frozenset({("kernel", kernel)}))
     op = nodes[callee]
@@ -82,10 +82,10 @@ def _relay_attrs(attrs: Mapping[str, Any]) -> Mapping[str, Any]:
     return inner if isinstance(inner, dict) else {}
 
 
-def _keys(view: CanonicalGraph, ranks: Sequence[int], kernel_ops: FrozenSet[str]) -> Dict[int, Key]:
+def _keys(graph: CanonicalGraph, ranks: Sequence[int], kernel_ops: FrozenSet[str]) -> Dict[int, Key]:
     out = {}
     for r in ranks:
-        key = call_key(view, r, kernel_ops)
+        key = call_key(graph, r, kernel_ops)
         if key is not None:
             out[r] = key
     return out
@@ -135,18 +135,18 @@ def lowered(va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int], b2a: Seq
     return _definitions(va, vb, a2b, b2a, taken_a, taken_b, drafts, links)
 
 
-def _inputs_near(view: CanonicalGraph, r: int, keyed: Mapping[int, Key]) -> Set[int]:
+def _inputs_near(graph: CanonicalGraph, r: int, keyed: Mapping[int, Key]) -> Set[int]:
     """The nodes below ``r`` that are paired or keyed calls, through up to two other nodes."""
     found: Set[int] = set()
     level, seen = [r], {r}
     for depth in range(_LOOK_THROUGH + 1):
         nxt = []
         for node in level:
-            for t in view.refs[node]:
-                if t in seen or view.kind[t] == "Op":
+            for t in graph.refs[node]:
+                if t in seen or graph.kind[t] == "Op":
                     continue
                 seen.add(t)
-                if t in keyed or view.kind[t] in ("Const", "Var") or depth == _LOOK_THROUGH:
+                if t in keyed or graph.kind[t] in ("Const", "Var") or depth == _LOOK_THROUGH:
                     found.add(t)
                 else:
                     nxt.append(t)
@@ -154,49 +154,49 @@ def _inputs_near(view: CanonicalGraph, r: int, keyed: Mapping[int, Key]) -> Set[
     return found
 
 
-def _around(view: CanonicalGraph, r: int, partner: Sequence[int], taken: Set[int],
+def _around(graph: CanonicalGraph, r: int, partner: Sequence[int], taken: Set[int],
             keyed: Mapping[int, Key]) -> List[int]:
     """Call ``r`` and the unpaired nodes that belong to it: its function (parameters and body),
     and what it alone reads that is not another keyed call (the tuple of its arguments,
     constants that became parameters of a built graph, its kernel's name)."""
     out = [r]
     taken.add(r)
-    stack = list(view.refs[r])
+    stack = list(graph.refs[r])
     while stack:
         t = stack.pop()
-        if t in taken or partner[t] >= 0 or view.kind[t] == "Op" or t in keyed:
+        if t in taken or partner[t] >= 0 or graph.kind[t] == "Op" or t in keyed:
             continue
         taken.add(t)
         out.append(t)
-        if view.kind[t] == "Function":
-            stack.extend(view.refs[t])
-            stack.extend(view.scope(t))
-        elif view.kind[t] in ("Tuple", "Call", "TupleGetItem", "ShapeExpr"):
-            stack.extend(view.refs[t])
+        if graph.kind[t] == "Function":
+            stack.extend(graph.refs[t])
+            stack.extend(graph.scope(t))
+        elif graph.kind[t] in ("Tuple", "Call", "TupleGetItem", "ShapeExpr"):
+            stack.extend(graph.refs[t])
     # The binding that holds the call's value (Relax), with its variable when that is new too.
-    for u, _ in view.users[r]:
-        if view.kind[u] in ("VarBinding",) and partner[u] < 0 and u not in taken:
+    for u, _ in graph.users[r]:
+        if graph.kind[u] in ("VarBinding",) and partner[u] < 0 and u not in taken:
             taken.add(u)
             out.append(u)
-            var = view.refs[u][0]
+            var = graph.refs[u][0]
             if partner[var] < 0 and var not in taken:
                 taken.add(var)
                 out.append(var)
     return out
 
 
-def _called(view: CanonicalGraph, r: int) -> str:
+def _called(graph: CanonicalGraph, r: int) -> str:
     """What a linked call is, for a label: the operators of the function it calls, the form of
     a call of a kernel."""
-    callee = view.refs[r][0]
-    if view.kind[callee] == "Function":
-        body = [t for t in view.scope(callee) if view.op_of[t] >= 0]
-        return f"primitive Function ({names(view, body, calls_only=True)})" if body else "primitive Function"
-    if view.kind[callee] == "GlobalVar":
+    callee = graph.refs[r][0]
+    if graph.kind[callee] == "Function":
+        body = [t for t in graph.scope(callee) if graph.op_of[t] >= 0]
+        return f"primitive Function ({names(graph, body, calls_only=True)})" if body else "primitive Function"
+    if graph.kind[callee] == "GlobalVar":
         return "call of a global function"
-    name = view.op_name(r) or "Call"
-    if kernel_of(view, r) is not None or (view.nodes[callee].get("attrs") or {}).get("func_name") == name:
-        return name if kernel_of(view, r) is not None else "kernel call"
+    name = graph.op_name(r) or "Call"
+    if kernel_of(graph, r) is not None or (graph.nodes[callee].get("attrs") or {}).get("func_name") == name:
+        return name if kernel_of(graph, r) is not None else "kernel call"
     if name.startswith(("vm_mod_", "tvmgen_")):
         return "kernel call"
     return name

@@ -51,18 +51,18 @@ _NAMING_FIELDS: Mapping[str, Tuple[str, ...]] = {
 }
 
 
-def compared_fields(view: CanonicalGraph, r: int) -> Dict[str, Any]:
+def compared_fields(graph: CanonicalGraph, r: int) -> Dict[str, Any]:
     """The fields a diff compares for node ``r``: its non-reference fields, and for a call of an
     Op the Op's attributes (as ``attrs``)."""
-    node = view.nodes[r]
-    skip = reference_field_names(view.kind[r])
+    node = graph.nodes[r]
+    skip = reference_field_names(graph.kind[r])
     out = {k: v for k, v in node.items() if k not in skip and k != "node_kind"}
-    op = view.op_of[r]
+    op = graph.op_of[r]
     if op >= 0:
-        attrs = view.nodes[op].get("attrs")
+        attrs = graph.nodes[op].get("attrs")
         if attrs is not None:
             out["attrs"] = attrs
-    naming = _NAMING_FIELDS.get(view.kind[r], ())
+    naming = _NAMING_FIELDS.get(graph.kind[r], ())
     for name in naming:
         out.pop(name, None)
     return out
@@ -85,8 +85,8 @@ def _freeze(value: Any) -> Hashable:
 class Labels:
     """The four label tiers of every node of a graph, and its signatures."""
 
-    def __init__(self, view: CanonicalGraph) -> None:
-        n = view.size
+    def __init__(self, graph: CanonicalGraph) -> None:
+        n = graph.size
         #: The four codes of each raw label key (calls of one operator share them).
         combined: Dict[Hashable, Tuple[int, int, int, int]] = {}
 
@@ -99,7 +99,7 @@ class Labels:
                 codes = combined[raw] = (c0, c1, c2, hash((c2, raw[3])))
             return codes
 
-        kind, nodes, op_of = view.kind, view.nodes, view.op_of
+        kind, nodes, op_of = graph.kind, graph.nodes, graph.op_of
         codes: List[Tuple[int, int, int, int]] = [(0, 0, 0, 0)] * n
         op_key: Dict[int, Tuple[str, Hashable]] = {}
         # Codes of (Op node, tensor type) pairs: calls of one operator on one shape are many.
@@ -171,18 +171,18 @@ class Labels:
         l0, l1, l2, l3 = (list(tier) for tier in zip(*codes)) if n else ([], [], [], [])
         self.tiers: Tuple[List[int], List[int], List[int], List[int]] = (l0, l1, l2, l3)
         #: Parameters told apart by their position in their function's list, not their name.
-        self.positional: Dict[int, int] = _positional_params(view)
-        self.signature: List[int] = _signatures(view, l3, self.positional)
+        self.positional: Dict[int, int] = _positional_params(graph)
+        self.signature: List[int] = _signatures(graph, l3, self.positional)
 
 
-def _signatures(view: CanonicalGraph, l3: List[int], positional: Dict[int, int]) -> List[int]:
+def _signatures(graph: CanonicalGraph, l3: List[int], positional: Dict[int, int]) -> List[int]:
     """Tier-3 signatures of every node, inputs first; see the module's docstring."""
-    n = view.size
+    n = graph.size
     sig = list(l3)  # a leaf's signature is its label
     for param, index in positional.items():
         sig[param] = hash((l3[param], "parameter", index))
-    inputs = view.inputs
-    for r in view.topo:
+    inputs = graph.inputs
+    for r in graph.topo:
         ins = inputs[r]
         if not ins:
             continue
@@ -194,12 +194,12 @@ def _signatures(view: CanonicalGraph, l3: List[int], positional: Dict[int, int])
     return sig
 
 
-def _positional_params(view: CanonicalGraph) -> Dict[int, int]:
+def _positional_params(graph: CanonicalGraph) -> Dict[int, int]:
     """Parameters whose name another parameter of their function has: rank -> position."""
     out: Dict[int, int] = {}
-    kind, refs, nodes = view.kind, view.refs, view.nodes
+    kind, refs, nodes = graph.kind, graph.refs, graph.nodes
     for f, k in enumerate(kind):
-        if k != "Function" or f in view.inlined:
+        if k != "Function" or f in graph.inlined:
             continue
         params = refs[f][1:]
         if len(params) < 2:
@@ -211,7 +211,7 @@ def _positional_params(view: CanonicalGraph) -> Dict[int, int]:
         for name in names:
             seen[name] = seen.get(name, 0) + 1
         for index, (p, name) in enumerate(zip(params, names)):
-            if seen[name] > 1 and p not in view.binding:
+            if seen[name] > 1 and p not in graph.binding:
                 out.setdefault(p, index)
     return out
 
@@ -246,7 +246,7 @@ def _generic_key(kind: str, node: Mapping[str, Any]) -> Tuple[Hashable, Hashable
     return t0, tuple(parts[1]), tuple(parts[2]), tuple(parts[3])
 
 
-def residual_signatures(view: CanonicalGraph, labels: Sequence[int], partner: Sequence[int],
+def residual_signatures(graph: CanonicalGraph, labels: Sequence[int], partner: Sequence[int],
                         before: bool, unpaired: Iterable[int]) -> Dict[int, int]:
     """Signatures of the ``unpaired`` nodes at one label tier, where a paired input counts as
     its pair (named by its before-side rank) rather than as its sub-graph, and an unpaired
@@ -256,9 +256,9 @@ def residual_signatures(view: CanonicalGraph, labels: Sequence[int], partner: Se
     pairwise either the same pair or unpaired with equal residual signatures.
     """
     out: Dict[int, int] = {}
-    inputs = view.inputs
+    inputs = graph.inputs
     side = "before" if before else "after"
-    for r in sorted(unpaired, key=view.position.__getitem__):
+    for r in sorted(unpaired, key=graph.position.__getitem__):
         # An unpaired input left out (no node of its label on the other side) is itself only.
         ins = tuple([("pair", i if before else partner[i]) if partner[i] >= 0 else out.get(i, (side, i))
                      for i in inputs[r]])
@@ -266,7 +266,7 @@ def residual_signatures(view: CanonicalGraph, labels: Sequence[int], partner: Se
     return out
 
 
-def line_keys(view: CanonicalGraph, labels: Labels) -> NDArray[np.uint64]:
+def line_keys(graph: CanonicalGraph, labels: Labels) -> NDArray[np.uint64]:
     """A key per node, in ``view.topo`` order, the way a text diff sees a line: its tier-3
     label, where its inputs are, each as its distance back in that order (an input that is a
     leaf, as its signature instead: parameters and constants sit far from their users), and
@@ -275,12 +275,12 @@ def line_keys(view: CanonicalGraph, labels: Labels) -> NDArray[np.uint64]:
     Two runs of equal keys in the two documents are the same computation written the same
     way; ``matching`` pairs such runs in bulk from one sure pair inside them.
     """
-    n = view.size
-    lens, starts, flat = view.input_arrays
+    n = graph.size
+    lens, starts, flat = graph.input_arrays
     total = len(flat)
     owner = np.repeat(np.arange(n, dtype=np.int64), lens)
     slot = np.arange(total, dtype=np.int64) - starts[owner]
-    position = np.asarray(view.position, dtype=np.int64)
+    position = np.asarray(graph.position, dtype=np.int64)
     sig = np.asarray(labels.signature, dtype=np.int64).view(np.uint64)
     leaf = lens[flat] == 0
     term = np.where(leaf, sig[flat], (position[owner] - position[flat]).view(np.uint64))
@@ -296,7 +296,7 @@ def line_keys(view: CanonicalGraph, labels: Labels) -> NDArray[np.uint64]:
                                    + slot.view(np.uint64)))
     keys = _mix(np.asarray(labels.tiers[3], dtype=np.int64).view(np.uint64) ^ _mix(acc + lens.view(np.uint64))
                 ^ _mix(used + np.uint64(0x5851F42D4C957F2D)))
-    return keys[np.asarray(view.topo, dtype=np.int64)]
+    return keys[np.asarray(graph.topo, dtype=np.int64)]
 
 
 def _mix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:

@@ -25,35 +25,35 @@ from .graph import CanonicalGraph
 __all__ = ["wrapped", "emptied", "shared_functions", "kernel_label"]
 
 
-def wrapped(view: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int], taken: Set[int],
+def wrapped(graph: CanonicalGraph, other: CanonicalGraph, partner: Sequence[int], taken: Set[int],
              taken_other: Set[int], kind: str, before_side: bool) -> List[Draft]:
     """Hunks for the functions of ``view`` called once, absent from ``other``, holding paired nodes."""
     out: List[Draft] = []
-    if not view.inlined:
+    if not graph.inlined:
         return out
     # What stands at a call's site besides the call: the tuple items read through it, and in
     # Relax the name it calls (a GlobalVar) and the binding that holds its value.
-    site: Dict[int, List[int]] = {call: [r for r in view.refs[call][:2] if view.kind[r] == "GlobalVar"]
-                                  for call in view.inlined.values()}
-    for t in range(view.size):
-        if view.kind[t] == "TupleGetItem" and view.refs[t] and view.canon[t] != t:
-            site.setdefault(view.refs[t][0], []).append(t)
-        elif view.kind[t] in BINDING_KINDS and len(view.refs[t]) > 1 and view.refs[t][1] in site:
-            site[view.refs[t][1]] += [view.refs[t][0], t]
-    for f in sorted(view.inlined, reverse=True):  # outer functions come later in the order
+    site: Dict[int, List[int]] = {call: [r for r in graph.refs[call][:2] if graph.kind[r] == "GlobalVar"]
+                                  for call in graph.inlined.values()}
+    for t in range(graph.size):
+        if graph.kind[t] == "TupleGetItem" and graph.refs[t] and graph.canon[t] != t:
+            site.setdefault(graph.refs[t][0], []).append(t)
+        elif graph.kind[t] in BINDING_KINDS and len(graph.refs[t]) > 1 and graph.refs[t][1] in site:
+            site[graph.refs[t][1]] += [graph.refs[t][0], t]
+    for f in sorted(graph.inlined, reverse=True):  # outer functions come later in the order
         if partner[f] >= 0 or f in taken:
             continue
-        call = view.inlined[f]
-        scope = view.scope(f)
-        inner = [r for r in scope if partner[r] >= 0 and view.kind[r] != "Op" and r not in taken]
+        call = graph.inlined[f]
+        scope = graph.scope(f)
+        inner = [r for r in scope if partner[r] >= 0 and graph.kind[r] != "Op" and r not in taken]
         if not inner:
             continue
-        shell = [f, call] + view.refs[f][1:] + site.get(call, [])
-        shell += [r for r in scope if partner[r] < 0 and view.kind[r] != "Op"]
+        shell = [f, call] + graph.refs[f][1:] + site.get(call, [])
+        shell += [r for r in scope if partner[r] < 0 and graph.kind[r] != "Op"]
         shell = sorted({r for r in shell if partner[r] < 0 and r not in taken})
         draft = Draft(kind)
         draft.function = f
-        draft.label = kernel_label(view, f, 1)
+        draft.label = kernel_label(graph, f, 1)
         draft.moved = inner if before_side else [partner[r] for r in inner]
         if before_side:
             draft.removed = shell
@@ -95,19 +95,19 @@ def emptied(va: CanonicalGraph, a2b: Sequence[int], drafts: List[Draft], taken_a
 
 
 
-def kernel_label(view: CanonicalGraph, f: int, calls: int) -> Optional[str]:
+def kernel_label(graph: CanonicalGraph, f: int, calls: int) -> Optional[str]:
     """The label of a Relax function wrapped around kernel calls, naming what they compute and
     the PrimFuncs they run: ``conv2d+add+relu wrapped into a primitive Function (PrimFuncs
     conv2d3, add5, relu2)``; ``None`` for a function that runs no PrimFunc."""
-    scope = view.scope(f)
-    runs = {r for r in scope if kernel_of(view, r) is not None}
+    scope = graph.scope(f)
+    runs = {r for r in scope if kernel_of(graph, r) is not None}
     # A Relax variable stands for the value its binding gives it.
-    bound = {view.refs[t][0]: view.refs[t][1] for t in scope
-             if view.kind[t] in BINDING_KINDS and len(view.refs[t]) > 1}
+    bound = {graph.refs[t][0]: graph.refs[t][1] for t in scope
+             if graph.kind[t] in BINDING_KINDS and len(graph.refs[t]) > 1}
     depth: Dict[int, int] = {}
 
     def feeding(r: int) -> List[int]:
-        out, stack, seen = [], list(view.refs[r][2:]), set()
+        out, stack, seen = [], list(graph.refs[r][2:]), set()
         while stack:
             t = stack.pop()
             if t in seen:
@@ -117,8 +117,8 @@ def kernel_label(view: CanonicalGraph, f: int, calls: int) -> Optional[str]:
                 out.append(t)
             elif t in bound:
                 stack.append(bound[t])
-            elif view.kind[t] in ("Tuple", "TupleGetItem"):
-                stack.extend(view.refs[t])
+            elif graph.kind[t] in ("Tuple", "TupleGetItem"):
+                stack.extend(graph.refs[t])
         return out
 
     def level(r: int) -> int:  # how many kernel calls of the body feed r, one after another
@@ -127,12 +127,12 @@ def kernel_label(view: CanonicalGraph, f: int, calls: int) -> Optional[str]:
             depth[r] = 1 + max((level(s) for s in feeding(r)), default=-1)
         return depth[r]
 
-    body = sorted(runs, key=lambda r: (level(r), view.position[r]))  # in data-flow order
-    kernels = list(dict.fromkeys(k for k in (kernel_of(view, r) for r in body) if k is not None))
+    body = sorted(runs, key=lambda r: (level(r), graph.position[r]))  # in data-flow order
+    kernels = list(dict.fromkeys(k for k in (kernel_of(graph, r) for r in body) if k is not None))
     if not kernels:
         return None
     roles = "+".join(dict.fromkeys(re.sub(r"\d+$", "", k) or k for k in kernels))
-    label = f"{roles} wrapped into {function_phrase(view, f)} (PrimFuncs {', '.join(kernels)})"
+    label = f"{roles} wrapped into {function_phrase(graph, f)} (PrimFuncs {', '.join(kernels)})"
     return label + (f", called {calls} times" if calls > 1 else "")
 
 
@@ -183,9 +183,9 @@ def shared_functions(va: CanonicalGraph, vb: CanonicalGraph, a2b: Sequence[int],
     return out
 
 
-def _kernel_calls(view: CanonicalGraph, f: int) -> int:
+def _kernel_calls(graph: CanonicalGraph, f: int) -> int:
     """How many kernel calls the body of global function ``f`` holds (0 for one read through)."""
-    return 0 if f in view.inlined else sum(1 for t in view.scope(f) if kernel_of(view, t) is not None)
+    return 0 if f in graph.inlined else sum(1 for t in graph.scope(f) if kernel_of(graph, t) is not None)
 
 
 def _site(vb: CanonicalGraph, c: int, b2a: Sequence[int], taken_b: Set[int]) -> List[int]:
@@ -243,18 +243,18 @@ def _groups(va: CanonicalGraph, vb: CanonicalGraph, f: int, a2b: Sequence[int], 
     return groups
 
 
-def _sources(view: CanonicalGraph, t: int, bound: Dict[int, int]) -> List[int]:
+def _sources(graph: CanonicalGraph, t: int, bound: Dict[int, int]) -> List[int]:
     """The values a kernel call reads: its argument tuple's fields, read through variables
     (to the values their bindings give them) and tuple items."""
     out = []
-    for i in view.inputs[t]:
-        for x in (view.inputs[i] if view.kind[i] == "Tuple" else [i]):
+    for i in graph.inputs[t]:
+        for x in (graph.inputs[i] if graph.kind[i] == "Tuple" else [i]):
             seen = {x}
             while True:
-                if view.kind[x] == "Var" and x in bound:
+                if graph.kind[x] == "Var" and x in bound:
                     x = bound[x]
-                elif view.kind[x] in ("Var", "TupleGetItem") and view.inputs[x]:
-                    x = view.inputs[x][0]
+                elif graph.kind[x] in ("Var", "TupleGetItem") and graph.inputs[x]:
+                    x = graph.inputs[x][0]
                 else:
                     break
                 if x in seen:

@@ -28,8 +28,8 @@ from .base import ExportGraph, ExportOptions, OutputPath, require
 from .drawing import STATUS_COLOURS, STATUSES, Drawing
 from .sizing import prepare
 
-__all__ = ["ModelExplorerExporter", "ModelExplorerExport", "ModelExplorerView", "to_graph", "node_data",
-           "node_data_path", "write_model_explorer", "view"]
+__all__ = ["ModelExplorerExporter", "ModelExplorerExport", "ModelExplorerServer", "to_graph", "node_data",
+           "node_data_path", "write_model_explorer", "explorer_server"]
 
 #: A status as a node data value: 0 unchanged, 1 added, 2 removed, 3 changed, 4 rewired.
 STATUS_CODES = {"unchanged": 0, **{status: i + 1 for i, status in enumerate(STATUSES[:-1])}}
@@ -136,7 +136,7 @@ def _check_unique(names: Sequence[str]) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class ModelExplorerView:
+class ModelExplorerServer:
     """Model Explorer's local server set up to open an export (and its node data).
 
     ``url`` opens it; :meth:`run` serves until interrupted (Ctrl+C).
@@ -168,8 +168,8 @@ class ModelExplorerView:
                                              no_open_in_browser=not self.open_browser)
 
 
-def view(export: ModelExplorerExport, *, host: str = "localhost", port: Optional[int] = None,
-         open_browser: bool = True) -> ModelExplorerView:
+def explorer_server(export: ModelExplorerExport, *, host: str = "localhost", port: Optional[int] = None,
+         open_browser: bool = True) -> ModelExplorerServer:
     """Model Explorer's server for ``export`` on ``host``: at ``port``, or (``None``) the first
     free port from 8080 to 8099, as Model Explorer itself picks. :class:`RelayVizUsageError`
     if the port is taken; :class:`RelayVizDependencyError` without the package."""
@@ -177,7 +177,7 @@ def view(export: ModelExplorerExport, *, host: str = "localhost", port: Optional
     candidates = [port] if port is not None else list(range(8080, 8100))
     for candidate in candidates:
         if not _in_use(host, candidate):
-            return ModelExplorerView(export, host, candidate, open_browser)
+            return ModelExplorerServer(export, host, candidate, open_browser)
     raise RelayVizUsageError(f"{host}: port {port} is in use; pass another --port" if port is not None else
                              f"{host}: ports 8080 to 8099 are all in use; pass a free --port")
 

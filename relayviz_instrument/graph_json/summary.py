@@ -60,24 +60,24 @@ def summarize_graph(doc: Document, *, param_names: Collection[str] = (),
     if main_id is None or nodes[main_id]["node_kind"] != "Function":
         raise _not_a_graph("it has no function 'main'", source, field="functions.main")
     main = nodes[main_id]
-    view = _GraphEntries(nodes, source)
+    entries = _GraphEntries(nodes, source)
 
     operators, node_ids = [], []
     calls = [nid for nid, node in enumerate(nodes) if node["node_kind"] == "Call"]
-    for nid in sorted(calls, key=view.order):
-        node_ids.append(view.order(nid)[0])
+    for nid in sorted(calls, key=entries.order):
+        node_ids.append(entries.order(nid)[0])
         call = nodes[nid]
         if nodes[call["op"]]["node_kind"] != "Op":
             raise _not_a_graph(f"calls a {nodes[call['op']]['node_kind']}, not an operator", source, nid, "op")
         inputs = []
         for k, arg in enumerate(call["args"]):
-            producer, index = view.entry(arg, nid, f"args[{k}]")
-            shape, dtype = view.output(producer, index, nid, f"args[{k}]")
-            inputs.append({"node": view.name(producer), "index": index, "shape": shape, "dtype": dtype})
+            producer, index = entries.entry(arg, nid, f"args[{k}]")
+            shape, dtype = entries.output(producer, index, nid, f"args[{k}]")
+            inputs.append({"node": entries.name(producer), "index": index, "shape": shape, "dtype": dtype})
         storage = call.get("graph", {}).get("storage_id")
         outputs = [{"shape": shape, "dtype": dtype, "storage_id": storage[k] if storage else None}
-                   for k, (shape, dtype) in enumerate(view.output_types(nid))]
-        operators.append({"name": view.name(nid), "op": nodes[call["op"]]["name"],
+                   for k, (shape, dtype) in enumerate(entries.output_types(nid))]
+        operators.append({"name": entries.name(nid), "op": nodes[call["op"]]["name"],
                           "inputs": inputs, "outputs": outputs})
 
     args = [{"name": nodes[p]["name"], "shape": nodes[p].get("shape"), "dtype": nodes[p].get("dtype")}
@@ -86,9 +86,9 @@ def summarize_graph(doc: Document, *, param_names: Collection[str] = (),
     heads = body["fields"] if body["node_kind"] == "Tuple" else [main["body"]]
     outputs = []
     for k, head in enumerate(heads):
-        producer, index = view.entry(head, main_id, f"body[{k}]")
-        shape, dtype = view.output(producer, index, main_id, f"body[{k}]")
-        outputs.append({"node": view.name(producer), "index": index, "shape": shape, "dtype": dtype})
+        producer, index = entries.entry(head, main_id, f"body[{k}]")
+        shape, dtype = entries.output(producer, index, main_id, f"body[{k}]")
+        outputs.append({"node": entries.name(producer), "index": index, "shape": shape, "dtype": dtype})
     names = set(param_names)
     return GraphSummary(operators=operators,
                         inputs=[a for a in args if a["name"] not in names],

@@ -38,7 +38,7 @@ MIN_REGION = 3
 STATUSES = ("unchanged", "changed", "rewired", "added", "removed")
 
 
-def snapshot_graph(view: CanonicalGraph) -> Dict[str, Any]:
+def snapshot_graph(graph: CanonicalGraph) -> Dict[str, Any]:
     """A snapshot as the report draws it: one entry per node id, in the document's order.
 
     Each entry holds ``k`` (kind), ``n`` (operator or kind), ``d`` (detail), ``t`` (type),
@@ -47,48 +47,48 @@ def snapshot_graph(view: CanonicalGraph) -> Dict[str, Any]:
     has ``h`` (the id of the node drawn in its place, or -1). A call that runs a function or
     PrimFunc of the module has ``f``: that function's id.
     """
-    flow = read_dataflow({"nodes": [view.nodes[view.rank_of[i]] for i in range(view.size)],
-                          "functions": {name: view.doc_id[r] for name, r in view.functions.items()}})
+    flow = read_dataflow({"nodes": [graph.nodes[graph.rank_of[i]] for i in range(graph.size)],
+                          "functions": {name: graph.doc_id[r] for name, r in graph.functions.items()}})
     if flow.active:
-        return {"nodes": _dataflow_graph(view, flow)}
-    size = view.size
+        return {"nodes": _dataflow_graph(graph, flow)}
+    size = graph.size
     parent = [-1] * size
-    inlined = sorted(view.inlined, key=lambda f: -len(view.scope(f)))  # outer functions first
+    inlined = sorted(graph.inlined, key=lambda f: -len(graph.scope(f)))  # outer functions first
     for f in inlined:
-        for r in view.scope(f):
+        for r in graph.scope(f):
             parent[r] = f  # inner functions come later and claim their own nodes
     nodes: List[Dict[str, Any]] = [{}] * size
     for r in range(size):
-        info = describe(view, r)
+        info = describe(graph, r)
         entry: Dict[str, Any] = {"k": info.kind, "n": info.name}
         if info.detail:
             entry["d"] = info.detail
         if info.type:
             entry["t"] = info.type
-        if r in view.inlined:
+        if r in graph.inlined:
             entry["c"] = 1
-            ops = [view.op_name(x) for x in sorted(view.scope(r), key=view.position.__getitem__)]
+            ops = [graph.op_name(x) for x in sorted(graph.scope(r), key=graph.position.__getitem__)]
             entry["d"] = "+".join(dict.fromkeys(op for op in ops if op)) or entry.get("d", "")
-        elif view.kind[r] == "Op" or view.canon[r] != r:
-            target = view.canon[r]
-            entry["h"] = view.doc_id[target] if target != r and view.kind[target] != "Op" else -1
+        elif graph.kind[r] == "Op" or graph.canon[r] != r:
+            target = graph.canon[r]
+            entry["h"] = graph.doc_id[target] if target != r and graph.kind[target] != "Op" else -1
         else:
-            ins = view.inputs[r][:1] if view.kind[r] == "Function" else view.inputs[r]
-            entry["in"] = [view.doc_id[x] for x in ins]
+            ins = graph.inputs[r][:1] if graph.kind[r] == "Function" else graph.inputs[r]
+            entry["in"] = [graph.doc_id[x] for x in ins]
         if parent[r] >= 0:
-            entry["p"] = view.doc_id[parent[r]]
-        nodes[view.doc_id[r]] = entry
+            entry["p"] = graph.doc_id[parent[r]]
+        nodes[graph.doc_id[r]] = entry
     return {"nodes": nodes}
 
 
-def _dataflow_graph(view: CanonicalGraph, flow: Dataflow) -> List[Dict[str, Any]]:
+def _dataflow_graph(graph: CanonicalGraph, flow: Dataflow) -> List[Dict[str, Any]]:
     """The entries of a Relax or TIR snapshot (see :func:`snapshot_graph`), by document id."""
-    names = {view.doc_id[r]: name for name, r in view.functions.items()}
+    names = {graph.doc_id[r]: name for name, r in graph.functions.items()}
     boxes = set(flow.boxes)
     nodes: List[Dict[str, Any]] = []
-    for i in range(view.size):
-        r = view.rank_of[i]
-        node, info = view.nodes[r], describe(view, r)
+    for i in range(graph.size):
+        r = graph.rank_of[i]
+        node, info = graph.nodes[r], describe(graph, r)
         entry: Dict[str, Any] = {"k": info.kind, "n": info.name}
         if info.detail:
             entry["d"] = info.detail

@@ -20,7 +20,7 @@ from ..diff import GraphDiff
 from ..analysis.loop_nest import LoopNest
 from ..analysis.pass_diffs import PassDiffs
 from ..analysis.reading import TraceReading
-from ..views.loop_nest import nest_lines
+from ..views.kernel_text import nest_lines
 from ..analysis.provenance import Provenance
 from ..store import PassRecord, TraceLike
 from .graphs import STATUSES, pass_graph, snapshot_graph
@@ -54,7 +54,7 @@ class _Builder:
             doc = self.cache.document(ref)
             index = self._snapshot_positions[ref] = len(self.snapshots)
             self.snapshots.append({"ref": ref, "ir": doc.get("ir", ""), "functions": doc.get("functions") or {},
-                                   **snapshot_graph(self.cache.view(ref)), "raw": doc["nodes"]})
+                                   **snapshot_graph(self.cache.graph(ref)), "raw": doc["nodes"]})
         return index
 
     def graph(self, before: str, after: str) -> int:

@@ -18,8 +18,8 @@ from typing import Any, Dict, List, Union
 from rich.console import Console
 
 from ..analysis.alignment import align
-from ..views.alignment_table import DivergenceView
-from ..views.comparison import FileComparison
+from ..views.diff import DivergenceView
+from ..views.diff import FileComparison
 from ..diff import diff
 from ..errors import RelayVizFormatError
 from .codec import SnapshotFormatError, StoredSnapshot, decode_snapshot, header_versions, pinned_part

@@ -6,21 +6,27 @@ A loop reads as TVMScript's range and kind (``for ax1_2 in 0..8 threadIdx.x``, `
 0..64 unrolled``), a thread launch of lowered code as ``launch threadIdx.x in 0..8``, a block
 as its name, iteration variables, and what it writes and reads, an allocation as ``alloc
 A_shared float32[8, 4096] shared``; an item repeated (an unrolled body) ends with ``  ×N``.
+
+A kernel's change as one line of a report (:func:`kernel_change_text`): ``scheduled @K: i1 split
+32 → blockIdx.x(1) × threadIdx.x(8) × 4; +shared A_shared float32[8, 4096]``, the verb coloured
+(see :mod:`~relayviz_instrument.analysis.schedule_changes`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Tuple, Union
+from typing import Any, Dict, List, Sequence, Tuple, Union
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from ..analysis.loop_nest import (ALLREDUCE, THREAD_BINDING, Alloc, Block, Branch, Dim, Loop, LoopNest, NestItem, Store,
                                   Sync)
+from ..analysis.schedule_changes import SCHEDULED, SPLIT, KernelChange
 from ..names import printable
 
-__all__ = ["NestLine", "nest_lines", "LoopNestView", "loop_text", "alloc_text", "wrapped", "STYLES"]
+__all__ = ["NestLine", "nest_lines", "LoopNestView", "loop_text", "alloc_text", "wrapped", "STYLES",
+           "kernel_change_text", "kernel_change_lines"]
 
 #: How each kind of line is styled in a terminal (the HTML report has a class per kind).
 STYLES = {"bound": "bold cyan", "alloc": "magenta", "sync": "yellow", "block": "green", "launch": "bold cyan",
@@ -158,3 +164,18 @@ class LoopNestView:
 
     def to_json(self) -> Dict[str, Any]:
         return {**self.nest.to_json(), "lines": [line.to_json() for line in self.lines()]}
+
+_VERB_STYLE = {SCHEDULED: "bold cyan", SPLIT: "bold magenta"}
+
+
+def kernel_change_text(change: KernelChange) -> Text:
+    """One change as a line: its verb styled, the rest as :meth:`KernelChange.text` says it."""
+    text = Text()
+    text.append(change.verb, style=_VERB_STYLE.get(change.verb, "bold yellow"))
+    text.append(printable(change.text()[len(change.verb):]))
+    return text
+
+
+def kernel_change_lines(changes: Sequence[KernelChange]) -> List[Text]:
+    """Every change of a pass, one line each, in order."""
+    return [kernel_change_text(c) for c in changes]

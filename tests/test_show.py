@@ -3,7 +3,7 @@
 from rich.console import Console
 
 from relayviz_instrument.store import PassRecord
-from relayviz_instrument.views.overview import PassTable
+from relayviz_instrument.views.show import PassTable
 
 
 SUMMARIES = {0: {"added": 279, "removed": 207, "changed": 3, "rewired": 0},

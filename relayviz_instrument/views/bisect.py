@@ -31,7 +31,7 @@ from rich.text import Text
 from ..names import printable
 
 from .._bisect_env import bisect_environment
-from .comparison import FileComparison
+from .diff import FileComparison
 from ..diff import diff
 from ..errors import RelayVizError, RelayVizUsageError
 from ..store import PassRecord, Trace, load_trace

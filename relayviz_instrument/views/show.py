@@ -31,7 +31,7 @@ from ..names import printable, shorten
 from ..format.irs import ARTIFACT_IRS
 from ..store import PassRecord, TraceLike, snapshot_path
 from ..store.records import NO_GRAPH, STOPPED_DURING
-from .context_table import ContextTable, context_rows
+from .contexts import ContextTable, context_rows
 
 __all__ = ["TraceSummary", "PassTable", "PassRow", "TraceOverview", "show_trace",
            "trace_notes", "changed_text"]

@@ -22,8 +22,8 @@ from ..analysis.pipeline import FINISHING, PIPELINE, SCRATCH
 from ..analysis.reading import TraceReading
 from ..analysis.schedule_changes import KernelChange
 from ..diff import GraphDiff
-from .diff_tree import DiffView, OpDeltaTable
-from .kernel_changes import kernel_change_lines
+from .hunk_tree import DiffView, OpDeltaTable
+from .kernel_text import kernel_change_lines
 from ..errors import RelayVizUsageError
 from ..format.irs import ARTIFACT_IRS
 from ..store import PassRecord, TraceLike

@@ -13,8 +13,8 @@ from ..analysis.reading import TraceReading
 from ..analysis.schedule_changes import device_kernel
 from ..names import printable
 from ..store import TraceLike
-from .kernel_changes import kernel_change_text
-from .loop_nest import LoopNestView, wrapped
+from .kernel_text import kernel_change_text
+from .kernel_text import LoopNestView, wrapped
 
 __all__ = ["KernelHistory", "kernel_history"]
 

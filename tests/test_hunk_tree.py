@@ -9,7 +9,7 @@ from rich.console import Console
 
 from diffgraphs import T8, DocumentBuilder
 from relayviz_instrument.diff import diff
-from relayviz_instrument.views.diff_tree import DiffView, OpDeltaTable, diff_counts
+from relayviz_instrument.views.hunk_tree import DiffView, OpDeltaTable, diff_counts
 
 
 def render(*renderables: Any) -> str:

@@ -11,7 +11,7 @@ from rich.tree import Tree
 from ..analysis.chain import NodeEvent, NodeKey
 from ..analysis.provenance import Provenance
 from ..names import printable
-from .diff_tree import field_changes_text
+from .hunk_tree import field_changes_text
 
 __all__ = ["HistoryTree"]
 

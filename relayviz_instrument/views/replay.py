@@ -28,7 +28,7 @@ from rich.text import Text
 
 from ..names import printable
 
-from .comparison import FileComparison
+from .diff import FileComparison
 from ..diff import diff
 from ..errors import RelayVizTraceError, RelayVizUsageError
 from ..format import Document
