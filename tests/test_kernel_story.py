@@ -17,6 +17,7 @@ from rich.console import Console
 from kerneltraces import FUSED_MATMUL, CudaTrace, cuda_llama
 from relayviz_instrument.analysis.kernel_story import kernel_story
 from relayviz_instrument.analysis.pass_diffs import PassDiffs
+from relayviz_instrument.analysis.reading import TraceReading
 from relayviz_instrument.cli import main
 from relayviz_instrument.store import load_trace
 from relayviz_instrument.views.kernel import kernel_history
@@ -32,9 +33,10 @@ def cuda(tmp_path_factory: pytest.TempPathFactory) -> CudaTrace:
 
 
 @pytest.fixture(scope="module")
-def diffs(cuda: CudaTrace) -> PassDiffs:
+def reading(cuda: CudaTrace) -> TraceReading:
     """The trace read back, its snapshots kept once read: every story of this module reads them all."""
-    return PassDiffs(load_trace(cuda.path), keep_documents=None)
+    trace = load_trace(cuda.path)
+    return TraceReading(trace, diffs=PassDiffs(trace, keep_documents=None))
 
 
 def fused_operators(cuda: CudaTrace) -> Dict[str, int]:
@@ -55,8 +57,8 @@ def fused_operators(cuda: CudaTrace) -> Dict[str, int]:
     return {"relax." + re.sub(r"\d+$", "", name): n * len(sites) for name, n in kernels.items()}
 
 
-def test_the_device_kernel_stems_from_the_operators_fuse_ops_fused(cuda: CudaTrace, diffs: PassDiffs) -> None:
-    story = kernel_story(diffs.trace, DEVICE, cache=diffs)
+def test_the_device_kernel_stems_from_the_operators_fuse_ops_fused(cuda: CudaTrace, reading: TraceReading) -> None:
+    story = kernel_story(reading.trace, DEVICE, reading=reading)
     assert dict(story.operators) == fused_operators(cuda) == {"relax.matmul": 4, "relax.add": 4}
     assert story.host == FUSED_MATMUL
     # Its story starts where FuseTIR made the fused PrimFunc and ends at the device kernel.
@@ -65,9 +67,9 @@ def test_the_device_kernel_stems_from_the_operators_fuse_ops_fused(cuda: CudaTra
     assert story.steps[-1].record.name == "tirx.SplitHostDevice"
 
 
-def test_relayviz_kernel_tells_the_device_kernels_story_pass_by_pass(diffs: PassDiffs) -> None:
+def test_relayviz_kernel_tells_the_device_kernels_story_pass_by_pass(reading: TraceReading) -> None:
     console = Console(width=1000, color_system=None, record=True)
-    console.print(kernel_history(diffs.trace, DEVICE, brief=True, cache=diffs))
+    console.print(kernel_history(reading.trace, DEVICE, brief=True, reading=reading))
     assert console.export_text() == """\
 kernel @fused_matmul_add2_kernel  device kernel of @fused_matmul_add2
 stems from relax.add×4, relax.matmul×4 of the input module
@@ -131,16 +133,16 @@ tirx.SplitHostDevice #1794  split @fused_matmul_add2 into host @fused_matmul_add
 """
 
 
-def test_the_host_name_tells_the_same_story(diffs: PassDiffs) -> None:
-    by_device = kernel_story(diffs.trace, DEVICE, operators=False, cache=diffs)
-    by_host = kernel_story(diffs.trace, FUSED_MATMUL, operators=False, cache=diffs)
+def test_the_host_name_tells_the_same_story(reading: TraceReading) -> None:
+    by_device = kernel_story(reading.trace, DEVICE, operators=False, reading=reading)
+    by_host = kernel_story(reading.trace, FUSED_MATMUL, operators=False, reading=reading)
     assert [(s.record, s.nest) for s in by_host.steps] == [(s.record, s.nest) for s in by_device.steps]
     assert by_host.devices == (DEVICE,) and by_host.host is None
 
 
-def test_relayviz_kernel_prints_each_nest_and_json(cuda: CudaTrace, diffs: PassDiffs, capsys: Any) -> None:
+def test_relayviz_kernel_prints_each_nest_and_json(cuda: CudaTrace, reading: TraceReading, capsys: Any) -> None:
     console = Console(width=100, color_system=None, record=True, file=io.StringIO())
-    console.print(kernel_history(diffs.trace, DEVICE, cache=diffs))
+    console.print(kernel_history(reading.trace, DEVICE, reading=reading))
     text = console.export_text()
     # The nest after the split: the launch of lowered code, shared tiles, barriers, unrolled stores.
     tail = text[text.index("tirx.SplitHostDevice #1794"):]
