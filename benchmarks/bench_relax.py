@@ -22,8 +22,13 @@ time (which other jobs on a shared machine disturb less than wall time), pass ev
 snapshots. Nothing is asserted. CUDA models are left out, saying why, where CUDA cannot be
 compiled (``relayviz_instrument.demo.cuda.cuda_unavailable``).
 
+``--against DIR`` adds two ways, traced and ``tir=True`` with the instrument of the checkout DIR
+(the code before a change) on the same workload (made by this checkout's ``demo``), alternating
+with the others: a change's cost measured side by side in one run.
+
     python benchmarks/bench_relax.py [--models resnet18 llama] [--cuda-models decoder-7b] [--repeat 5]
     python benchmarks/bench_relax.py --models --repeat 1      # the CUDA model only
+    python benchmarks/bench_relax.py --models --repeat 3 --against /tmp/before
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from baselines import print_after_all
 from fresh_process import run_fresh
@@ -43,19 +48,25 @@ from fresh_process import run_fresh
 WAYS = ("plain", "traced", "tir", "printed")
 
 
-def child(target_kind: str, model: str, way: str, out: str) -> None:
+def child(target_kind: str, model: str, way: str, against: str, out: str) -> None:
     """One compile of ``model`` for ``target_kind`` (``llvm`` or ``cuda``) in this process, ``way``
-    traced or not; print one JSON line."""
+    traced or not (with the instrument of the checkout ``against``, unless it is ``-``); print
+    one JSON line."""
     import tvm
 
-    from relayviz_instrument import RelayVizTrace
-    from relayviz_instrument.capture import compile_relax
     from relayviz_instrument.demo.cuda import cuda_target
     from relayviz_instrument.demo.relax_models import relax_host_target, relax_workload
 
     cuda = target_kind == "cuda"
     target = cuda_target() if cuda else relax_host_target()
     mod = relax_workload(model, target=target)
+    if against != "-":  # this checkout made the workload; the other one's package traces it
+        for name in [m for m in sys.modules if m == "relayviz_instrument" or m.startswith("relayviz_instrument.")]:
+            del sys.modules[name]
+        sys.path.insert(0, str(Path(against).resolve()))
+    from relayviz_instrument import RelayVizTrace
+    from relayviz_instrument.capture import compile_relax
+
     trace = None if way in ("plain", "printed") else RelayVizTrace(Path(out) / "trace", tir=way == "tir")
     instruments: List[Any] = [] if trace is None else [trace]
     if way == "printed":  # what a user would otherwise run: TVM's PrintAfterAll, into a file
@@ -73,7 +84,7 @@ def child(target_kind: str, model: str, way: str, out: str) -> None:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(*sys.argv[2:6])
+        child(*sys.argv[2:7])
         return
     from rich.console import Console
     from rich.table import Table
@@ -88,7 +99,12 @@ def main() -> None:
     parser.add_argument("--cuda-models", nargs="*", default=["decoder-7b"],
                         help="models compiled for CUDA sm_90 (none: only the llvm ones)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--against", metavar="DIR", default=None,
+                        help="also trace with the relayviz_instrument of the checkout DIR (the code before a change)")
     args = parser.parse_args()
+    ways: Dict[str, Tuple[str, str]] = {way: (way, "-") for way in WAYS}
+    if args.against:
+        ways.update({"traced (before)": ("traced", args.against), "tir (before)": ("tir", args.against)})
     console = Console(width=220)
     compiles = [("llvm", name) for name in args.models]
     why = cuda_unavailable() if args.cuda_models else None
@@ -98,27 +114,29 @@ def main() -> None:
         compiles += [("cuda", name) for name in args.cuda_models]
     table = Table(title=f"llvm: zero pipeline + tvm.compile; cuda (sm_90): tvm.compile's CUDA pipeline; "
                         f"opt_level=3, a fresh process per compile (median of {args.repeat}, alternating)")
-    for column in ("model", "target", "events", "plain s", "traced s", "traced/plain", "instrument s", "tir s",
+    for column in ("model", "target", "code", "events", "plain s", "traced s", "traced/plain", "instrument s", "tir s",
                    "tir/plain", "instrument (tir) s", "PrintAfterAll/plain", "CPU traced/plain", "CPU tir/plain",
                    "snapshots", "snapshots (tir)"):
         table.add_column(column, justify="right")
     for target_kind, name in compiles:
-        runs: Dict[str, List[Dict[str, Any]]] = {way: [] for way in WAYS}
+        runs: Dict[str, List[Dict[str, Any]]] = {way: [] for way in ways}
         for _ in range(args.repeat):
-            for way in WAYS:
-                runs[way].append(run_fresh(__file__, target_kind, name, way))
+            for way, (mode, code) in ways.items():
+                runs[way].append(run_fresh(__file__, target_kind, name, mode, code))
 
         def med(way: str, key: str = "seconds") -> float:
             return statistics.median(r[key] for r in runs[way])
 
-        table.add_row(name, target_kind, str(runs["traced"][-1]["events"]), f"{med('plain'):.2f}",
-                      f"{med('traced'):.2f}",
-                      f"{med('traced') / med('plain'):.2f}", f"{med('traced', 'instrument'):.2f}",
-                      f"{med('tir'):.2f}", f"{med('tir') / med('plain'):.2f}", f"{med('tir', 'instrument'):.2f}",
-                      f"{med('printed') / med('plain'):.2f}",
-                      f"{med('traced', 'cpu') / med('plain', 'cpu'):.2f}",
-                      f"{med('tir', 'cpu') / med('plain', 'cpu'):.2f}",
-                      str(runs["traced"][-1]["snapshots"]), str(runs["tir"][-1]["snapshots"]))
+        for suffix, code in [("", "this")] + ([(" (before)", args.against)] if args.against else []):
+            traced, tir = "traced" + suffix, "tir" + suffix
+            table.add_row(name, target_kind, code, str(runs[traced][-1]["events"]), f"{med('plain'):.2f}",
+                          f"{med(traced):.2f}",
+                          f"{med(traced) / med('plain'):.2f}", f"{med(traced, 'instrument'):.2f}",
+                          f"{med(tir):.2f}", f"{med(tir) / med('plain'):.2f}", f"{med(tir, 'instrument'):.2f}",
+                          f"{med('printed') / med('plain'):.2f}",
+                          f"{med(traced, 'cpu') / med('plain', 'cpu'):.2f}",
+                          f"{med(tir, 'cpu') / med('plain', 'cpu'):.2f}",
+                          str(runs[traced][-1]["snapshots"]), str(runs[tir][-1]["snapshots"]))
     console.print(table)
 
 

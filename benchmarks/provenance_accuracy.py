@@ -44,22 +44,23 @@ AVX2 = "llvm -mtriple=x86_64-linux-gnu -mcpu=core-avx2"
 PREFIX = "tvmgen_default_fused_"
 
 
-def _calls(view: Any, ids: Iterable[int], op: str = "") -> Set[int]:
-    return {i for i in ids if view.kind[view.rank_of[i]] == "Call" and (not op or view.op_name(view.rank_of[i]) == op)}
+def _calls(graph: Any, ids: Iterable[int], op: str = "") -> Set[int]:
+    return {i for i in ids
+            if graph.kind[graph.rank_of[i]] == "Call" and (not op or graph.op_name(graph.rank_of[i]) == op)}
 
 
 def lowering_pairs(prov: Any) -> List[Tuple[Set[int], Set[int]]]:
     """``(found, true)`` source calls of every kernel, in the snapshot lowering started from."""
     [record] = [r for r in prov.trace.records if r.name == "LowerTensorExpr"]
     start = prov.span(record.index)[0]
-    view, last = prov.view(start), prov.view(prov.last)
+    graph, last = prov.graph(start), prov.graph(prov.last)
     fused = []
-    for r in sorted(range(view.size), key=view.position.__getitem__):
-        if view.kind[r] == "Call" and view.kind[view.refs[r][0]] == "Function":
-            body = sorted((t for t in view.scope(view.refs[r][0]) if view.kind[t] == "Call"),
-                          key=view.position.__getitem__)
-            name = "_".join(str(view.op_name(t)).replace(".", "_") for t in body)
-            fused.append(({view.doc_id[t] for t in [r, *body]}, name))
+    for r in sorted(range(graph.size), key=graph.position.__getitem__):
+        if graph.kind[r] == "Call" and graph.kind[graph.refs[r][0]] == "Function":
+            body = sorted((t for t in graph.scope(graph.refs[r][0]) if graph.kind[t] == "Call"),
+                          key=graph.position.__getitem__)
+            name = "_".join(str(graph.op_name(t)).replace(".", "_") for t in body)
+            fused.append(({graph.doc_id[t] for t in [r, *body]}, name))
     kernels = [r for r in sorted(range(last.size), key=last.position.__getitem__)
                if (last.op_name(r) or "").startswith(PREFIX)]
     if len(kernels) != len(fused):
@@ -68,17 +69,17 @@ def lowering_pairs(prov: Any) -> List[Tuple[Set[int], Set[int]]]:
     for k, (true, name) in zip(kernels, fused):
         if re.sub(r"_\d+$", "", str(last.op_name(k))[len(PREFIX):]) != name:
             raise SystemExit(f"kernel {last.op_name(k)} is not the function {name}: the truth's order is off")
-        out.append((_calls(view, prov.roots((prov.last, last.doc_id[k]), at=start)), true))
+        out.append((_calls(graph, prov.roots((prov.last, last.doc_id[k]), at=start)), true))
     return out
 
 
 def layout_pairs(prov: Any) -> List[Tuple[Set[int], Set[int]]]:
     """``(found, true)`` input convolutions of every blocked convolution of the last snapshot."""
-    first, last = prov.view(0), prov.view(prov.last)
+    first, last = prov.graph(0), prov.graph(prov.last)
 
-    def ordered(view: Any, *ops: str) -> List[int]:
-        return [view.doc_id[r] for r in sorted(range(view.size), key=view.position.__getitem__)
-                if view.op_name(r) in ops]
+    def ordered(graph: Any, *ops: str) -> List[int]:
+        return [graph.doc_id[r] for r in sorted(range(graph.size), key=graph.position.__getitem__)
+                if graph.op_name(r) in ops]
 
     convs = ordered(first, "nn.conv2d")
     blocked = ordered(last, "nn.contrib_conv2d_NCHWc", "nn.contrib_depthwise_conv2d_NCHWc")
@@ -108,7 +109,7 @@ def fusion_pairs(prov: Any, mod: Any) -> List[Tuple[Set[Any], Set[Any]]]:
 
     built = [s.position for s in prov.steps if s.record is not None and s.record.name == "VMCodeGen"]
     at = built[0] if built else prov.last
-    truth, view, last = fused_truth(mod), prov.view(0), prov.document(at)
+    truth, graph, last = fused_truth(mod), prov.graph(0), prov.document(at)
 
     def counted(counts: Counter) -> Set[Any]:
         return {(op, k) for op, n in counts.items() for k in range(n)}
@@ -116,8 +117,8 @@ def fusion_pairs(prov: Any, mod: Any) -> List[Tuple[Set[Any], Set[Any]]]:
     out = []
     for name, i in sorted(last["functions"].items()):
         if name in truth and last["nodes"][i]["node_kind"] == "PrimFunc":
-            found = Counter(view.op_name(view.rank_of[r]) for r in prov.roots((at, i))
-                            if view.kind[view.rank_of[r]] == "Call" and view.op_name(view.rank_of[r]) is not None)
+            found = Counter(graph.op_name(graph.rank_of[r]) for r in prov.roots((at, i))
+                            if graph.kind[graph.rank_of[r]] == "Call" and graph.op_name(graph.rank_of[r]) is not None)
             out.append((counted(found), counted(truth[name])))
     if len(out) != len(truth):
         raise SystemExit(f"{len(out)} fused PrimFuncs in the last snapshot but {len(truth)} primitive functions")

@@ -25,6 +25,7 @@ from .errors import (CompilationInterrupted, GraphJSONError, RelayVizDependencyE
 if TYPE_CHECKING:  # imported when first used at run time: see __getattr__
     from .analysis.alignment import AlignedPass, Alignment, align
     from .analysis.pass_diffs import PassDiffs
+    from .analysis.reading import TraceReading
     from .capture import RelayVizBisect, RelayVizTrace, trace_build, trace_compile
     from .diff import DIFF_VERSION, GraphDiff, diff
     from .export import export, write_netron
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # imported when first used at run time: see __getattr__
     from .views.diff import FileComparison, TraceComparison, compare_files, compare_traces
     from .views.hunk_tree import DiffView, OpDeltaTable
     from .views.inspect import GraphReport, inspect_graph
+    from .views.kernel import KernelHistory, kernel_history
     from .views.show import PassTable, TraceOverview, TraceSummary, show_trace
     from .views.replay import ReplayResult, replay_event
     from .views.report import TraceReport, report_trace
@@ -69,6 +71,7 @@ __all__ = [
     "DIFF_VERSION",
     "GraphDiff",
     "PassDiffs",
+    "TraceReading",
     # use cases and their views
     "show_trace",
     "TraceOverview",
@@ -87,6 +90,8 @@ __all__ = [
     "TraceComparison",
     "inspect_graph",
     "GraphReport",
+    "kernel_history",
+    "KernelHistory",
     "replay_event",
     "ReplayResult",
     "bisect_command",
@@ -124,12 +129,14 @@ _LAZY = {
     **dict.fromkeys(["PassRecord", "Trace", "load_trace"], "store"),
     **dict.fromkeys(["diff", "DIFF_VERSION", "GraphDiff"], "diff"),
     "PassDiffs": "analysis.pass_diffs",
+    "TraceReading": "analysis.reading",
     **dict.fromkeys(["show_trace", "TraceOverview", "TraceSummary", "PassTable"], "views.show"),
     **dict.fromkeys(["report_trace", "TraceReport"], "views.report"),
     **dict.fromkeys(["DiffView", "OpDeltaTable"], "views.hunk_tree"),
     **dict.fromkeys(["compare_files", "FileComparison", "compare_traces", "TraceComparison"], "views.diff"),
     **dict.fromkeys(["align", "Alignment", "AlignedPass"], "analysis.alignment"),
     **dict.fromkeys(["inspect_graph", "GraphReport"], "views.inspect"),
+    **dict.fromkeys(["kernel_history", "KernelHistory"], "views.kernel"),
     **dict.fromkeys(["replay_event", "ReplayResult"], "views.replay"),
     **dict.fromkeys(["bisect_command", "BisectResult"], "views.bisect"),
     **dict.fromkeys(["summarize_graph", "GraphSummary"], "graph_json.summary"),

@@ -382,15 +382,15 @@ def test_fast_references_agree_with_the_format(fused_resnet_doc: Dict[str, Any])
 
 
 def test_view_inlines_each_fused_function(fused_resnet_doc: Dict[str, Any]) -> None:
-    view = CanonicalGraph(fused_resnet_doc)
-    functions = [r for r in range(view.size) if view.kind[r] == "Function" and r not in view.roots]
-    assert functions and sorted(view.inlined) == functions
-    for f, call in view.inlined.items():
-        assert view.canon[call] == view.canon[view.refs[f][0]]  # the call stands for the body
-        for param, arg in zip(view.refs[f][1:], view.refs[call][1:]):
-            assert view.canon[param] == view.canon[arg]  # a parameter for its argument
-    for r in view.topo:  # inputs come first, through the inlined functions too
-        assert all(view.position[i] < view.position[r] for i in view.inputs[r])
+    graph = CanonicalGraph(fused_resnet_doc)
+    functions = [r for r in range(graph.size) if graph.kind[r] == "Function" and r not in graph.roots]
+    assert functions and sorted(graph.inlined) == functions
+    for f, call in graph.inlined.items():
+        assert graph.canon[call] == graph.canon[graph.refs[f][0]]  # the call stands for the body
+        for param, arg in zip(graph.refs[f][1:], graph.refs[call][1:]):
+            assert graph.canon[param] == graph.canon[arg]  # a parameter for its argument
+    for r in graph.topo:  # inputs come first, through the inlined functions too
+        assert all(graph.position[i] < graph.position[r] for i in graph.inputs[r])
 
 
 #: @f is called once by name, @g twice, @sum_to from @main and from itself, @spin only from itself.
@@ -411,14 +411,14 @@ def test_view_reads_through_a_module_function_called_once_by_name() -> None:
     from tvm import relay
 
     doc = relayviz_instrument.to_relayviz(relay.transform.InferType()(relay.fromtext(_GLOBAL_CALLS)))
-    view = CanonicalGraph(doc)
-    f = view.functions["f"]
-    assert list(view.inlined) == [f]  # not @g (two calls), @sum_to or @spin (recursive), nor @main
-    call = view.inlined[f]
-    assert view.kind[call] == "Call" and view.nodes[view.refs[call][0]]["name"] == "f"
-    assert view.canon[call] == view.canon[view.refs[f][0]]
-    (x,) = view.refs[f][1:]
-    assert view.canon[x] == view.refs[view.functions["main"]][1]  # @main's %a
+    graph = CanonicalGraph(doc)
+    f = graph.functions["f"]
+    assert list(graph.inlined) == [f]  # not @g (two calls), @sum_to or @spin (recursive), nor @main
+    call = graph.inlined[f]
+    assert graph.kind[call] == "Call" and graph.nodes[graph.refs[call][0]]["name"] == "f"
+    assert graph.canon[call] == graph.canon[graph.refs[f][0]]
+    (x,) = graph.refs[f][1:]
+    assert graph.canon[x] == graph.refs[graph.functions["main"]][1]  # @main's %a
 
 
 def test_a_body_moved_into_a_global_function_is_wrapped() -> None:

@@ -36,8 +36,8 @@ def fused() -> Tuple[Dict[str, Any], Dict[str, Any]]:
 
 
 def test_pass_header_and_hunk_tree(fused: Tuple[Dict[str, Any], Dict[str, Any]]) -> None:
-    view = DiffView(diff(*fused), "FuseOps", ["depth 1", "0.52 ms", "8 → 13 nodes"])
-    assert render(view) == (
+    tree = DiffView(diff(*fused), "FuseOps", ["depth 1", "0.52 ms", "8 → 13 nodes"])
+    assert render(tree) == (
         "FuseOps  depth 1  0.52 ms  8 → 13 nodes  +3 −0 ~2\n"
         "├── wrapped  add+nn.relu wrapped into a primitive Function\n"
         "│   ├── + Function Primitive\n"

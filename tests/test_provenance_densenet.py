@@ -82,7 +82,7 @@ def test_each_blocked_convolution_stems_from_its_own_convolution_only(prov: Prov
 
 
 def test_each_convolution_becomes_its_blocked_convolution_only(prov: Provenance) -> None:
-    last = prov.view(prov.last)
+    last = prov.graph(prov.last)
     for conv, block in pairs(prov):
         ends = [i for i in prov.descendants((0, conv)) if last.kind[last.rank_of[i]] == "Call"
                 and last.op_name(last.rank_of[i]) is not None]

@@ -28,9 +28,9 @@ def prov(resnet18_provenance: Provenance) -> Provenance:
 
 
 def calls(prov: Provenance, position: int, op: str) -> List[int]:
-    view = prov.view(position)
-    return [view.doc_id[r] for r in sorted(range(view.size), key=view.position.__getitem__)
-            if view.op_name(r) == op]
+    graph = prov.graph(position)
+    return [graph.doc_id[r] for r in sorted(range(graph.size), key=graph.position.__getitem__)
+            if graph.op_name(r) == op]
 
 
 def unblocked(shape: List[int]) -> Tuple[int, ...]:
@@ -46,7 +46,7 @@ def test_each_blocked_convolution_stems_from_its_own_convolution(prov: Provenanc
     first, last = prov.document(0)["nodes"], prov.document(at)["nodes"]
     for conv, block in zip(convs, blocked):
         roots = [r for r in prov.roots((at, block)) if first[r].get("node_kind") == "Call"
-                 and prov.view(0).op_name(prov.view(0).rank_of[r]) == "nn.conv2d"]
+                 and prov.graph(0).op_name(prov.graph(0).rank_of[r]) == "nn.conv2d"]
         assert roots == [conv]
         assert unblocked(last[block]["type"]["shape"]) == tuple(first[conv]["type"]["shape"])
 
@@ -66,8 +66,8 @@ def test_each_convolution_becomes_its_blocked_convolution_only(prov: Provenance)
     # Forward: of the optimized module's calls, only its own blocked convolution stems from an
     # input convolution; the layout transforms put around it compute no part of it.
     at = lowering_start(prov)
-    view = prov.view(at)
-    operators = [view.doc_id[r] for r in range(view.size) if view.kind[r] == "Call" and view.op_name(r) is not None]
+    graph = prov.graph(at)
+    operators = [graph.doc_id[r] for r in range(graph.size) if graph.kind[r] == "Call" and graph.op_name(r) is not None]
     for conv, block in zip(calls(prov, 0, "nn.conv2d"), calls(prov, at, "nn.contrib_conv2d_NCHWc")):
         ends = [i for i in operators if conv in prov.roots((at, i))]
         assert ends == [block]
@@ -82,6 +82,6 @@ def test_cli_history_of_nchwc_convolutions(prov: Provenance, capsys: Any) -> Non
     assert main(["history", str(path), "--op", "nn.contrib_conv2d_NCHWc", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["snapshot"]["position"] == lowering_start(prov)  # the last snapshot has only kernels
-    first = prov.view(0)
+    first = prov.graph(0)
     roots = [[r for r in h["roots"] if first.op_name(first.rank_of[r]) == "nn.conv2d"] for h in out["histories"]]
     assert sorted(roots) == sorted([c] for c in calls(prov, 0, "nn.conv2d"))

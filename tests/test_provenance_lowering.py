@@ -39,24 +39,24 @@ def fused_calls(prov: Provenance, position: int) -> List[Tuple[FrozenSet[int], F
     """``(the ids of the call and of the calls its function holds, the ids of the constants it
     is given, the kernel name the function's operators give)`` for every call of a primitive
     function, in data-flow order."""
-    view = prov.view(position)
+    graph = prov.graph(position)
     out = []
-    for r in sorted(range(view.size), key=view.position.__getitem__):
-        if view.kind[r] != "Call" or view.kind[view.refs[r][0]] != "Function":
+    for r in sorted(range(graph.size), key=graph.position.__getitem__):
+        if graph.kind[r] != "Call" or graph.kind[graph.refs[r][0]] != "Function":
             continue
-        body = sorted((t for t in view.scope(view.refs[r][0]) if view.kind[t] == "Call"),
-                      key=view.position.__getitem__)
-        name = "_".join(str(view.op_name(t)).replace(".", "_") for t in body)
-        consts = frozenset(view.doc_id[t] for t in view.refs[r][1:] if view.kind[t] == "Const")
-        out.append((frozenset(view.doc_id[t] for t in [r, *body]), consts, name))
+        body = sorted((t for t in graph.scope(graph.refs[r][0]) if graph.kind[t] == "Call"),
+                      key=graph.position.__getitem__)
+        name = "_".join(str(graph.op_name(t)).replace(".", "_") for t in body)
+        consts = frozenset(graph.doc_id[t] for t in graph.refs[r][1:] if graph.kind[t] == "Const")
+        out.append((frozenset(graph.doc_id[t] for t in [r, *body]), consts, name))
     return out
 
 
 def kernels(prov: Provenance) -> List[int]:
     """The ids of the last snapshot's kernel nodes, in the built graph's order."""
-    view = prov.view(prov.last)
-    found = [r for r in range(view.size) if (view.op_name(r) or "").startswith(PREFIX)]
-    return [view.doc_id[r] for r in sorted(found, key=view.position.__getitem__)]
+    graph = prov.graph(prov.last)
+    found = [r for r in range(graph.size) if (graph.op_name(r) or "").startswith(PREFIX)]
+    return [graph.doc_id[r] for r in sorted(found, key=graph.position.__getitem__)]
 
 
 def truth(prov: Provenance) -> Dict[int, Tuple[FrozenSet[int], FrozenSet[int], str]]:
@@ -65,18 +65,18 @@ def truth(prov: Provenance) -> Dict[int, Tuple[FrozenSet[int], FrozenSet[int], s
     calls = fused_calls(prov, start)
     found = kernels(prov)
     assert len(found) == len(calls) == 31
-    view = prov.view(prov.last)
+    graph = prov.graph(prov.last)
     out = {}
     for k, (sources, consts, name) in zip(found, calls):
-        kernel_name = str(view.op_name(view.rank_of[k]))
+        kernel_name = str(graph.op_name(graph.rank_of[k]))
         assert re.sub(r"_\d+$", "", kernel_name[len(PREFIX):]) == name, "the truth's order is off"
         out[k] = (sources, consts, kernel_name)
     return out
 
 
 def call_roots(prov: Provenance, key: Tuple[int, int], at: int) -> Set[int]:
-    view = prov.view(at)
-    return {r for r in prov.roots(key, at=at) if view.kind[view.rank_of[r]] == "Call"}
+    graph = prov.graph(at)
+    return {r for r in prov.roots(key, at=at) if graph.kind[graph.rank_of[r]] == "Call"}
 
 
 def test_every_kernel_stems_from_its_primitive_function_only(prov: Provenance) -> None:
@@ -98,17 +98,17 @@ def test_every_kernel_stems_from_the_input_calls_of_its_function(prov: Provenanc
         got = call_roots(prov, (prov.last, kernel), 0)
         assert got == want, name
         covered |= got
-    view = prov.view(0)
-    assert covered == {view.doc_id[r] for r in range(view.size) if view.kind[r] == "Call"}
+    graph = prov.graph(0)
+    assert covered == {graph.doc_id[r] for r in range(graph.size) if graph.kind[r] == "Call"}
 
 
 def test_lowering_steps_hold_one_kernel_per_hunk(prov: Provenance) -> None:
     start = lowering_start(prov)
     for step in prov.steps[start:]:
         diff = prov.diff(step.position)
-        view = prov.view(step.position)
+        graph = prov.graph(step.position)
         for hunk in diff.hunks:
-            functions = [x for x in hunk.removed if view.kind[view.rank_of[x]] == "Function"]
+            functions = [x for x in hunk.removed if graph.kind[graph.rank_of[x]] == "Function"]
             assert len(functions) <= 1, (step.name, hunk.label)
         assert "replaced" not in {h.kind for h in diff.hunks}, step.name
 
@@ -123,11 +123,11 @@ def test_cli_history_of_each_kernel_names_its_operators(prov: Provenance, capsys
         for s in sources | consts:
             want |= call_roots(prov, (start, s), 0)
         expected.setdefault(name, []).append(sorted(want))
-    view = prov.view(0)
+    graph = prov.graph(0)
     for name, wanted in expected.items():
         assert main(["history", str(prov.trace.path), "--op", name, "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
-        got = [sorted(r for r in h["roots"] if view.kind[view.rank_of[r]] == "Call") for h in out["histories"]]
+        got = [sorted(r for r in h["roots"] if graph.kind[graph.rank_of[r]] == "Call") for h in out["histories"]]
         assert sorted(got) == sorted(wanted), name
 
 
@@ -143,7 +143,7 @@ def test_cli_history_of_an_input_operator_follows_each_call_to_its_kernel(prov: 
     assert main(["history", str(prov.trace.path), "--op", "nn.conv2d", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["snapshot"]["position"] == 0
-    last = prov.view(prov.last)
+    last = prov.graph(prov.last)
     histories = out["histories"]
     assert len(histories) == 21
     for h in histories:

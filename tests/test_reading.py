@@ -94,11 +94,11 @@ class _Walks:
 def test_show_report_and_the_html_report_walk_the_pipeline_once_per_compilation(two_compilations, monkeypatch):
     trace = load_trace(two_compilations)
     walks = _Walks(monkeypatch)
-    for view in (lambda: show_trace(trace), lambda: show_trace(trace, everything=True), lambda: report_trace(trace),
+    for read in (lambda: show_trace(trace), lambda: show_trace(trace, everything=True), lambda: report_trace(trace),
                  lambda: report_trace(trace, everything=True), lambda: report_data(trace)):
         walks.count = 0
-        view()
-        assert walks.count == 2, inspect.getsource(view)  # one walk per compilation, made by the reading
+        read()
+        assert walks.count == 2, inspect.getsource(read)  # one walk per compilation, made by the reading
 
 
 def test_the_reading_writes_the_cache_and_no_view_does(two_compilations, monkeypatch, tmp_path):

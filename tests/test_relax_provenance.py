@@ -43,9 +43,9 @@ def last_module(prov: Provenance) -> int:
 
 def call_roots(prov: Provenance, node: int) -> List[int]:
     """The input module's calls of operators that node ``node`` of the last module stems from."""
-    view = prov.view(0)
-    return sorted(r for r in prov.roots((last_module(prov), node)) if view.op_name(view.rank_of[r]) is not None
-                  and view.kind[view.rank_of[r]] == "Call")
+    graph = prov.graph(0)
+    return sorted(r for r in prov.roots((last_module(prov), node)) if graph.op_name(graph.rank_of[r]) is not None
+                  and graph.kind[graph.rank_of[r]] == "Call")
 
 
 def test_every_fused_primfunc_stems_from_the_operators_fuse_ops_took_in_once_each(traced: Any) -> None:
@@ -55,11 +55,11 @@ def test_every_fused_primfunc_stems_from_the_operators_fuse_ops_took_in_once_eac
     fused = {name: i for name, i in last["functions"].items()
              if name in truth and last["nodes"][i]["node_kind"] == "PrimFunc"}
     assert len(truth) >= 8 and sorted(fused) == sorted(truth)  # FuseTIR made one PrimFunc of each
-    view = prov.view(0)
+    graph = prov.graph(0)
     owner: Dict[int, str] = {}
     for name, i in sorted(fused.items()):
         roots = call_roots(prov, i)
-        found = Counter(view.op_name(view.rank_of[r]) for r in roots)
+        found = Counter(graph.op_name(graph.rank_of[r]) for r in roots)
         assert found == truth[name], f"{name}: stems from {dict(found)}, took in {dict(truth[name])}"
         for r in roots:  # FuseOps puts each call into one primitive function only
             assert owner.setdefault(r, name) == name, f"input call {r} stems into {owner[r]} and {name}"
@@ -69,12 +69,12 @@ def test_fuse_ops_reads_each_call_of_a_fused_function_as_part_of_its_wrapped_hun
     mod, prov = traced
     primitive, calls, _ = fused_functions(mod)
     [step] = [s.position for s in prov.steps if s.name == "FuseOps"]
-    result, view = prov.diff(step), prov.view(step + 1)
+    result, graph = prov.diff(step), prov.graph(step + 1)
 
     def called(b: int) -> Any:  # the global function a call of the after module calls
-        r = view.rank_of[b]
-        callee = view.refs[r][0] if view.kind[r] == "Call" and view.refs[r] else None
-        return view.nodes[callee].get("name") if callee is not None and view.kind[callee] == "GlobalVar" else None
+        r = graph.rank_of[b]
+        callee = graph.refs[r][0] if graph.kind[r] == "Call" and graph.refs[r] else None
+        return graph.nodes[callee].get("name") if callee is not None and graph.kind[callee] == "GlobalVar" else None
 
     by_id = {i: name for name, i in prov.document(step + 1)["functions"].items()}
     for hunk in result.hunks:

@@ -298,8 +298,8 @@ def test_history_of_a_kernel_by_name_follows_each_call_of_the_executable_to_its_
     prov = provenance(load_trace(path))
     found = prov.find(prov.last, node="rms_norm")
     assert len(found) == kernels_called(built)["rms_norm"] == relax_llama.script().count("R.nn.rms_norm(")
-    view = prov.view(0)
-    roots = [[r for r in prov.roots((prov.last, call)) if view.op_name(view.rank_of[r]) == "relax.nn.rms_norm"]
+    graph = prov.graph(0)
+    roots = [[r for r in prov.roots((prov.last, call)) if graph.op_name(graph.rank_of[r]) == "relax.nn.rms_norm"]
              for call in found]
     assert all(len(r) == 1 for r in roots) and len({r[0] for r in roots}) == len(found)  # each its own layer's
     assert main(["history", str(path), "rms_norm"]) == 0
