@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from ..format import Document
-from ..format.irs import GRAPH_EXECUTOR, MODULE_IRS, VM_EXECUTABLE
+from ..format.irs import ARTIFACT_IRS, GRAPH_EXECUTOR, MODULE_IRS, VM_EXECUTABLE
 from ..store import PassRecord, TraceSink
+from ..store.builds import best_build_for, split_builds
 
 __all__ = ["artifact_document", "artifact_kernels", "module_that_built", "record_artifact"]
 
-#: The dialects of the module events an artifact can have been built from.
 #: The node kinds that name a module's functions.
 _FUNCTION_KINDS = ("GlobalVar", "PrimFunc")
 
@@ -51,8 +51,6 @@ def artifact_kernels(doc: Document) -> Set[str]:
 def module_that_built(records: List[PassRecord], sink: TraceSink, kernels: Set[str]) -> Optional[PassRecord]:
     """The last module event of the compilation in ``records`` whose functions ``kernels``
     names best; a compilation that has an artifact recorded already loses ties."""
-    from ..analysis.builds import ARTIFACT_IRS, best_build_for, split_builds
-
     lasts: Dict[int, PassRecord] = {}
     names: Dict[int, Set[str]] = {}
     taken: Set[int] = set()
