@@ -17,8 +17,9 @@ from ..format import Document
 from ..format.irs import ARTIFACT_IRS, GRAPH_EXECUTOR, MODULE_IRS, VM_EXECUTABLE
 from ..store import PassRecord, TraceSink
 from ..store.builds import best_build_for, split_builds
+from ..store.records import NO_GRAPH
 
-__all__ = ["artifact_document", "artifact_kernels", "module_that_built", "record_artifact"]
+__all__ = ["artifact_document", "artifact_kernels", "module_that_built", "record_artifact", "without_graph"]
 
 #: The node kinds that name a module's functions.
 _FUNCTION_KINDS = ("GlobalVar", "PrimFunc")
@@ -41,6 +42,18 @@ def artifact_document(built: Any) -> Tuple[str, str, Document]:
 
     graph = built.get_graph_json() if hasattr(built, "get_graph_json") else built
     return "GraphExecutorCodegen", GRAPH_EXECUTOR, from_graph_json(graph, source_name="relay.build")
+
+
+def without_graph(built: Any) -> Optional[str]:
+    """Why what a build returned has no graph to record (``relay.build`` with the AOT executor
+    returns an ``AOTExecutorFactoryModule``: compiled code and no graph), as a note; None for
+    anything :func:`artifact_document` reads (a graph, its JSON, a VM executable)."""
+    cls = type(built).__name__
+    if not cls.endswith("ExecutorFactoryModule") or hasattr(built, "get_graph_json"):
+        return None  # a graph (or its JSON, or a VM executable): artifact_document reads it
+    what = " (the AOT executor)" if cls.startswith("AOT") else ""
+    return (f"what the build returned, {cls}{what}, {NO_GRAPH}: the trace ends at the last module the "
+            "compilation's passes made")
 
 
 def artifact_kernels(doc: Document) -> Set[str]:
