@@ -187,8 +187,8 @@ def test_every_callback_begins_with_the_try_that_carries_a_ctrl_c_pending_on_ent
     # A Ctrl-C that came while TVM's C++ code ran fires at the first instruction of the Python
     # callback TVM calls next, unless that instruction begins a try block (CPython 3.10 holds
     # pending signals there): a body grown past 255 instructions begins with EXTENDED_ARG instead.
+    from relayviz_instrument.autotrace.process_trace import ProcessTrace
     from relayviz_instrument.capture.bisect import RelayVizBisect
-    from relayviz_instrument.capture.process_trace import ProcessTrace
 
     callbacks = [getattr(cls, name) for cls in (RelayVizTrace, ProcessTrace, RelayVizBisect)
                  for name in ("enter_pass_ctx", "exit_pass_ctx", "should_run", "run_before_pass", "run_after_pass")

@@ -2,7 +2,7 @@
 ``RELAYVIZ_TRACE``, ``pytest --relayviz-trace``).
 
 A :class:`RelayVizTrace` records the one pass context it is given to. A ProcessTrace is the
-same instrument put into every context (``relayviz_instrument.autotrace`` does that): it opens its trace the
+same instrument put into every context (``patches.py`` does that): it opens its trace the
 first time a context is entered and closes it when it is finished (at the process's exit),
 and each context entered in between is a *section* of the trace: a ``context`` line in the
 manifest (its number, the context it is nested in, where it was opened, its opt_level), and
@@ -17,9 +17,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
-from .artifacts import artifact_document, record_artifact, without_graph
-from .guard import carried_interruption
-from .instrument import RelayVizTrace
+from ..capture.artifacts import artifact_document, record_artifact, without_graph
+from ..capture.guard import carried_interruption
+from ..capture.instrument import RelayVizTrace
 
 __all__ = ["ProcessTrace", "DEFAULT_CONTEXT"]
 
