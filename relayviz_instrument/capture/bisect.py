@@ -36,7 +36,7 @@ __all__ = ["RelayVizBisect", "LIMIT_ENV", "TRACE_ENV", "KEEP_ENV"]
 _NEVER = frozenset({"InferType", "sequential"})
 
 
-class RelayVizBisect(_PlainAttributes, tvm.instrument.PassInstrument):
+class RelayVizBisect(_PlainAttributes, tvm.instrument.PassInstrument):  # type: ignore[misc]  # TVM's classes are Any (pyproject.toml)
     """A pass instrument that skips every skippable pass after the first ``limit``.
 
     ``limit``: how many skippable passes run; ``None`` reads ``RELAYVIZ_BISECT_LIMIT`` (unset

@@ -56,7 +56,7 @@ class _PlainAttributes:
     decorator builds its instruments the same way."""
 
 
-class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):
+class RelayVizTrace(_PlainAttributes, tvm.instrument.PassInstrument):  # type: ignore[misc]  # TVM's classes are Any (pyproject.toml)
     """A pass instrument that records every pass event of a compilation as a trace.
 
     ``out_dir``: where the trace goes. ``None`` (the default) makes a new
