@@ -22,7 +22,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
-HOOK = os.path.join("relayviz_instrument", "startup", "relayviz-trace.pth")
+HOOK = os.path.join("relayviz_instrument", "autotrace", "startup", "relayviz-trace.pth")
 
 
 class BuildWithStartupHook(build_py):

@@ -84,7 +84,11 @@ class _Timed:
 
             def run_after_pass(self, mod: Any, info: Any) -> None:
                 started = time.perf_counter()
-                index = self._stack[-1].record.index if self._stack else -1
+                # The open events (the code before the capture split held them as _stack); read from
+                # the instance's own attributes: a name TVM's object lacks costs an FFI lookup.
+                events = vars(self).get("_events")
+                stack = events.stack if events is not None else vars(self)["_stack"]
+                index = stack[-1].record.index if stack else -1
                 super().run_after_pass(mod, info)
                 self.event_seconds[index] = self.event_seconds.get(index, 0.0) + time.perf_counter() - started
 

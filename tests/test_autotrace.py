@@ -13,10 +13,12 @@ import venv
 from pathlib import Path
 from typing import Dict
 
+import pytest
 from tvm import relay  # noqa: F401  (the Relay leg only: conftest skips this module without Relay)
 
 from relayviz_instrument import load_trace
-from relayviz_instrument.cli.run import STARTUP_DIR
+from relayviz_instrument.autotrace.run import STARTUP_DIR, run_traced
+from relayviz_instrument.errors import RelayVizUsageError
 from relayviz_instrument.views.show import show_trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -275,6 +277,28 @@ def test_relayviz_run_refuses_a_trace_directory_that_is_not_empty(tmp_path: Path
     done = _relayviz_run(tmp_path, script, tmp_path / "T")
     assert done.returncode == 2 and b"ran" not in done.stdout
     assert done.stderr.decode().count("\n") == 1 and "not empty" in done.stderr.decode()
+
+
+def test_relayviz_runs_use_case_runs_a_command_from_python_and_returns_its_status_and_trace(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in _env().items():
+        monkeypatch.setenv(name, value)
+    for name in [n for n in os.environ if n.startswith("RELAYVIZ_TRACE")]:
+        monkeypatch.delenv(name)
+    script = tmp_path / "nested.py"
+    script.write_text(NESTED_SCRIPT)
+    done = run_traced([str(script), str(tmp_path / "own")], tmp_path / "T", passes="^Fold")
+    assert done.status == 0 and done.command == [sys.executable, str(script), str(tmp_path / "own")]
+    assert done.trace is not None and [c["parent"] for c in done.trace.contexts] == [None, 0, 1, 2]
+    assert {r.name for r in done.trace.records if r.before is not None} == {"FoldConstant"}
+    assert done.trace.header["options"]["passes"] == "(?:^Fold)"
+    assert done.to_json() == {"command": done.command, "status": 0, "trace": str(tmp_path / "T")}
+    untraced = run_traced([sys.executable, "-c", "import sys; sys.exit(5)"], tmp_path / "N")
+    assert (untraced.status, untraced.trace, untraced.to_json()["trace"]) == (5, None, None)
+    assert untraced.untraced == ("relayviz: the command entered no TVM pass context; nothing was traced in "
+                                 f"{tmp_path / 'N'}")
+    with pytest.raises(RelayVizUsageError, match="not empty"):
+        run_traced([sys.executable, "-c", "print('never run')"], tmp_path / "T")
 
 
 #: A child project of three tests: a relay.build, a pass in a context of its own that then fails

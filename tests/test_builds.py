@@ -17,7 +17,7 @@ from tvm import relay
 
 from relayviz_instrument import OpDeltaTable, RelayVizTrace, load_trace, report_trace
 from relayviz_instrument import diff
-from relayviz_instrument.analysis.builds import split_builds
+from relayviz_instrument.store.builds import split_builds
 from relayviz_instrument.analysis.pipeline import pipeline_gaps
 
 TARGET = "llvm -mtriple=x86_64-linux-gnu"

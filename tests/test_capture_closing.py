@@ -194,8 +194,8 @@ def test_an_interruption_while_an_end_line_is_appended_closes_every_event_once(t
     trace = RelayVizTrace(tmp_path / "t")
     with pytest.raises(KeyboardInterrupt):
         with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
-            assert trace._sink is not None
-            store = trace._sink.store
+            assert trace._events.sink is not None
+            store = trace._events.sink.store
             append = store.append
             fired: List[bool] = []
 
@@ -226,19 +226,19 @@ def test_passes_made_anew_again_and_again_are_named_right_and_their_pass_infos_n
     """TVM makes the TIR passes anew for each function (1,806 PassInfos in a Llama-shaped
     compile), relay.build all of its passes anew for each build: the trace keeps a bounded
     number of them read, and names every pass right, one read before the oldest left."""
-    from relayviz_instrument.capture.instrument import _PASS_INFOS_KEPT
+    from relayviz_instrument.capture.pass_info import PASS_INFOS_KEPT
 
     mod = relax_workload("mlp")
     first = tvm.transform.module_pass(lambda m, _: m, opt_level=0, name="Kept0")
     trace = RelayVizTrace(False)
     with tvm.transform.PassContext(opt_level=3, instruments=[trace]):
         first(mod)
-        for i in range(1, _PASS_INFOS_KEPT + 44):
+        for i in range(1, PASS_INFOS_KEPT + 44):
             tvm.transform.module_pass(lambda m, _: m, opt_level=i % 4, name=f"Kept{i}")(mod)
-        assert len(trace._pass_infos) == _PASS_INFOS_KEPT
+        assert len(trace._recorder.pass_infos) == PASS_INFOS_KEPT
         first(mod)  # its PassInfo was read first and has left: read again
     names = [r.name for r in trace.records]
-    assert names == [f"Kept{i}" for i in range(_PASS_INFOS_KEPT + 44)] + ["Kept0"]
+    assert names == [f"Kept{i}" for i in range(PASS_INFOS_KEPT + 44)] + ["Kept0"]
     assert [r.opt_level for r in trace.records[1:5]] == [1, 2, 3, 0]
     assert trace.complete
 

@@ -4,12 +4,13 @@ is whole (every event begun and ended exactly once, one closing line), and what 
 A real SIGINT lands where the timing puts it (tests/test_faults.py sends some mid relay.build,
 and one CI run in a few hundred found an event whose begin line was cut short). Here the
 interruption is placed on purpose: a trace function raises KeyboardInterrupt on one line of
-``capture/instrument.py``, ``capture/guard.py`` or ``store/sink.py`` (as a signal handler
-would, between two lines), once for each line those files run while a two-pass Sequential is
-traced, on both TVMs. Where the instrument's guard catches it, the compilation stops with
-CompilationInterrupted. A line outside the guard sends a bare KeyboardInterrupt to TVM, which
-TVM 0.16 drops (the build goes on) and TVM 0.27 turns into a RuntimeError; the trace then
-says what it missed instead of reading as complete.
+``capture/instrument.py`` (or of the capture modules it calls into for its own work),
+``capture/guard.py`` or ``store/sink.py`` (as a signal handler would, between two lines),
+once for each line those files run while a two-pass Sequential is traced, on both TVMs.
+Where the instrument's guard catches it, the compilation stops with CompilationInterrupted.
+A line outside the guard sends a bare KeyboardInterrupt to TVM, which TVM 0.16 drops (the
+build goes on) and TVM 0.27 turns into a RuntimeError; the trace then says what it missed
+instead of reading as complete.
 """
 
 from __future__ import annotations
@@ -27,14 +28,23 @@ import tvm
 from tvm import relax
 
 from relayviz_instrument import RelayVizTrace, load_trace
+from relayviz_instrument.capture import events as events_module
 from relayviz_instrument.capture import guard as guard_module
 from relayviz_instrument.capture import instrument as instrument_module
+from relayviz_instrument.capture import lifecycle as lifecycle_module
+from relayviz_instrument.capture import pass_info as pass_info_module
+from relayviz_instrument.capture import recording as recording_module
+from relayviz_instrument.capture import snapshotter as snapshotter_module
+from relayviz_instrument.capture import threads as threads_module
 from relayviz_instrument.demo.relax_models import relax_workload
 from relayviz_instrument.errors import CompilationInterrupted
 from relayviz_instrument.store import directory as directory_module
 from relayviz_instrument.store import sink as sink_module
 
-_WATCHED = {instrument_module.__file__, guard_module.__file__, sink_module.__file__}
+#: The instrument's callbacks and every module of capture/ they call into for their own work
+#: (not the serializers, the policy or the change test), the guard, and the sink.
+_WATCHED = {m.__file__ for m in (instrument_module, recording_module, events_module, lifecycle_module, threads_module,
+                                 pass_info_module, snapshotter_module, guard_module, sink_module)}
 _WHOLE = [("sequential", 1, None), ("LegalizeOps", 2, 0), ("FoldConstant", 2, 0)]
 #: What a reader may never say of a trace an interruption went through: the instrument's own failure.
 _BROKEN = ("twice", "never began", "the instrument failed")
@@ -80,8 +90,8 @@ def _trace_interrupted_at(at: int, where: Path, lines: Dict[Tuple[str, int], int
         outcome = type(exc).__name__
     finally:
         sys.settrace(None)
-    if not trace._finished:  # as at the end of the process, where a trace never closed is closed
-        instrument_module._close_unexited()
+    if not trace._life.finished:  # as at the end of the process, where a trace never closed is closed
+        lifecycle_module._close_unexited()
     return trace, outcome
 
 
@@ -177,8 +187,8 @@ def test_every_callback_begins_with_the_try_that_carries_a_ctrl_c_pending_on_ent
     # A Ctrl-C that came while TVM's C++ code ran fires at the first instruction of the Python
     # callback TVM calls next, unless that instruction begins a try block (CPython 3.10 holds
     # pending signals there): a body grown past 255 instructions begins with EXTENDED_ARG instead.
-    from relayviz_instrument.capture.pass_limit import RelayVizBisect
-    from relayviz_instrument.capture.process_trace import ProcessTrace
+    from relayviz_instrument.autotrace.process_trace import ProcessTrace
+    from relayviz_instrument.capture.bisect import RelayVizBisect
 
     callbacks = [getattr(cls, name) for cls in (RelayVizTrace, ProcessTrace, RelayVizBisect)
                  for name in ("enter_pass_ctx", "exit_pass_ctx", "should_run", "run_before_pass", "run_after_pass")

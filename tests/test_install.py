@@ -167,7 +167,7 @@ def test_the_built_wheel_holds_what_the_package_needs_and_traces_a_script(tmp_pa
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (wheel,) = dist.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ["relayviz-trace.pth", "relayviz_instrument/startup/sitecustomize.py",
+    for needed in ["relayviz-trace.pth", "relayviz_instrument/autotrace/startup/sitecustomize.py",
                    "relayviz_instrument/schema/relayviz.schema.json"]:
         assert needed in names, needed
     assets = sorted(p.name for p in (ROOT / "relayviz_instrument" / "html_report" / "assets").iterdir())

@@ -16,7 +16,7 @@ from tvm import relax
 
 from conftest import needs_torch
 from relayviz_instrument import RelayVizTrace, load_trace, show_trace
-from relayviz_instrument.analysis.builds import split_builds
+from relayviz_instrument.store.builds import split_builds
 from relayviz_instrument.capture import trace_compile
 from relayviz_instrument.demo.relax_models import relax_host_target, relax_workload
 

@@ -4,7 +4,6 @@ snapshots. Pure: no rich, no output (the views render what is computed here).
     pipeline.py    event roles (pipeline / finishing / scratch), changes outside any pass,
                    who did the work (credits), per-pass operator deltas
     steps.py       what changed a module between passes (a build step, TVM, the user's code)
-    builds.py      the compilations of a trace and what each built
     pass_diffs.py  every diff of one trace computed once, summaries cached by DIFF_VERSION
     provenance.py  each node's history across the pipeline's passes
     loop_nest.py   a PrimFunc's loop nest: loops, thread bindings, blocks, allocations, barriers

@@ -1,7 +1,7 @@
 """What a trace means, read once: :class:`TraceReading`.
 
 A trace records raw facts (records, snapshots). What they mean is derived here, once per trace,
-for every view: the compilations it holds (``builds.py``), each event's role on the pipeline,
+for every view: the compilations it holds (``store/builds.py``), each event's role on the pipeline,
 who did the work (credits), where the module changed outside any pass and what changed it
 (``steps.py``), the diffs and their summaries (``pass_diffs.py``, with the trace's cache), what
 each pass did to the kernels' loop nests, and each compilation's operator deltas. The pass
@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Pattern, Set, Tuple
 from ..diff import GraphDiff
 from ..format.irs import ARTIFACT_IRS, RELAX, VM_EXECUTABLE
 from ..store import PassRecord, TraceLike
-from .builds import Build, records_by_index, split_builds
+from ..store.builds import Build, records_by_index, split_builds
 from .loop_nest import KernelNests
 from .pass_diffs import PassDiffs
 from .pipeline import PIPELINE, Credit, Gap, credits, kernel_delta, kernel_ops, pipeline_op_deltas, walk_pipeline

@@ -14,12 +14,13 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from ..format import Document
-from ..format.irs import GRAPH_EXECUTOR, MODULE_IRS, VM_EXECUTABLE
+from ..format.irs import ARTIFACT_IRS, GRAPH_EXECUTOR, MODULE_IRS, VM_EXECUTABLE
 from ..store import PassRecord, TraceSink
+from ..store.builds import best_build_for, split_builds
+from ..store.records import NO_GRAPH
 
-__all__ = ["artifact_document", "artifact_kernels", "module_that_built", "record_artifact"]
+__all__ = ["artifact_document", "artifact_kernels", "module_that_built", "record_artifact", "without_graph"]
 
-#: The dialects of the module events an artifact can have been built from.
 #: The node kinds that name a module's functions.
 _FUNCTION_KINDS = ("GlobalVar", "PrimFunc")
 
@@ -43,6 +44,18 @@ def artifact_document(built: Any) -> Tuple[str, str, Document]:
     return "GraphExecutorCodegen", GRAPH_EXECUTOR, from_graph_json(graph, source_name="relay.build")
 
 
+def without_graph(built: Any) -> Optional[str]:
+    """Why what a build returned has no graph to record (``relay.build`` with the AOT executor
+    returns an ``AOTExecutorFactoryModule``: compiled code and no graph), as a note; None for
+    anything :func:`artifact_document` reads (a graph, its JSON, a VM executable)."""
+    cls = type(built).__name__
+    if not cls.endswith("ExecutorFactoryModule") or hasattr(built, "get_graph_json"):
+        return None  # a graph (or its JSON, or a VM executable): artifact_document reads it
+    what = " (the AOT executor)" if cls.startswith("AOT") else ""
+    return (f"what the build returned, {cls}{what}, {NO_GRAPH}: the trace ends at the last module the "
+            "compilation's passes made")
+
+
 def artifact_kernels(doc: Document) -> Set[str]:
     """The names of the functions an artifact document calls (its Op nodes' names)."""
     return {n["name"] for n in doc["nodes"] if n["node_kind"] == "Op"}
@@ -51,8 +64,6 @@ def artifact_kernels(doc: Document) -> Set[str]:
 def module_that_built(records: List[PassRecord], sink: TraceSink, kernels: Set[str]) -> Optional[PassRecord]:
     """The last module event of the compilation in ``records`` whose functions ``kernels``
     names best; a compilation that has an artifact recorded already loses ties."""
-    from ..analysis.builds import ARTIFACT_IRS, best_build_for, split_builds
-
     lasts: Dict[int, PassRecord] = {}
     names: Dict[int, Set[str]] = {}
     taken: Set[int] = set()

@@ -172,7 +172,8 @@ class ModuleFacts:
             types = self.held.types
             self._types = None if types is None else {str(field(g, "name_hint")): object_key(d)
                                                       for g, d in map_items(types)}
-        return self._types
+        read: Optional[Dict[str, int]] = self._types  # read above (``_types`` is _UNREAD until then)
+        return read
 
     def by_name(self) -> Dict[str, int]:
         """The functions by name (function address), read when the GlobalVars differ."""

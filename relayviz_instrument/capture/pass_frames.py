@@ -64,8 +64,8 @@ CUT_SHORT = ("TVM dropped a Ctrl-C that landed as it called the instrument's {ca
              "code, or before the callback's first line), never ran the callback, and went on")
 #: What an error that came out of the trace's own callback ``{callback}`` was (``{error}``: its class).
 CUT_BY = "a Ctrl-C that landed in {callback} before its guard, which TVM passed on as {error}"
-#: This package's capture code (the instrument's callbacks and their guard).
-_CAPTURE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: This package's code: the instrument's callbacks are in capture/, a process trace's in autotrace/.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 #: TVM's Python package: code an exception went through when TVM raised it.
 _TVM_DIR = os.path.dirname(os.path.abspath(tvm.__file__)) + os.sep
 
@@ -205,7 +205,7 @@ def own_callback_that_raised(exc: Optional[BaseException], this: Any) -> Optiona
     tb = exc.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        if code.co_name in CALLBACKS and os.path.dirname(os.path.abspath(code.co_filename)) == _CAPTURE_DIR:
+        if code.co_name in CALLBACKS and os.path.abspath(code.co_filename).startswith(_PACKAGE_DIR):
             return f"{type(this).__name__}.{code.co_name}"
         tb = tb.tb_next
     return None

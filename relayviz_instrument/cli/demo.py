@@ -13,6 +13,7 @@ from ..demo.relay_models import MODELS, host_target, workload
 from ..demo.cuda import cuda_target, cuda_unavailable
 from ..demo.relax_models import RELAX_MODELS, relax_host_target, relax_workload, torch_available
 from ..errors import RelayVizDependencyError, RelayVizUsageError
+from ..store import PassRecord
 from ..views.show import show_trace
 
 
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     with progress:
         task = progress.add_task(name, total=None)
 
-        def on_pass(record):  # called by the instrument as each pass ends
+        def on_pass(record: PassRecord) -> None:  # called by the instrument as each pass ends
             progress.update(task, completed=record.index + 1, description=escape(f"{name}: {record.name}"))
 
         options = dict(opt_level=args.opt_level, out_dir=args.out, progress=on_pass, tir=args.tir)

@@ -4,22 +4,14 @@ it enters traced, then print the pass table on standard error."""
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import subprocess
 import sys
-from pathlib import Path
 
 from rich.console import Console
 
-from ..autotrace import ENV_PASSES, ENV_QUIET, ENV_TIR, ENV_TRACE
+from ..autotrace.run import run_traced
 from ..errors import RelayVizUsageError
-from ..store import MANIFEST, load_trace, new_trace_dir
 from ..views.show import show_trace
 from ._output import OutputConsole
-
-#: The folder whose ``sitecustomize`` starts tracing in the script's process.
-STARTUP_DIR = Path(__file__).resolve().parent.parent / "startup"
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -53,34 +45,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
         command = [sys.executable, "-m", *args.module]
     elif not command:
         raise RelayVizUsageError("relayviz run: no command; write it after --: relayviz run -- python script.py")
-    elif command[0].endswith(".py"):
-        command = [sys.executable, *command]
-    if args.passes:
-        try:
-            re.compile(args.passes)
-        except re.error as exc:
-            raise RelayVizUsageError(f"--passes: invalid regular expression: {exc}") from None
-    out = Path(args.out) if args.out else new_trace_dir()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise RelayVizUsageError(f"{out}: the trace directory is not empty; pass a new directory with -o")
-    env = dict(os.environ)
-    env[ENV_TRACE] = str(out.resolve())
-    env[ENV_QUIET] = "1"
-    env.pop(ENV_TIR, None)
-    env.pop(ENV_PASSES, None)
-    if args.tir:
-        env[ENV_TIR] = "1"
-    if args.passes:
-        env[ENV_PASSES] = args.passes
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(STARTUP_DIR), env.get("PYTHONPATH")]))
-    try:
-        status = subprocess.call(command, env=env)
-    except OSError as exc:
-        raise RelayVizUsageError(f"relayviz run: cannot run {command[0]!r}: {exc.strerror or exc}") from None
+    done = run_traced(command, args.out, tir=args.tir, passes=args.passes)
     errors = OutputConsole(stderr=True)
-    if (out / MANIFEST).is_file():
-        errors.print(show_trace(load_trace(out)), crop=False)
+    if done.trace is not None:
+        errors.print(show_trace(done.trace), crop=False)
     else:
-        errors.print(f"relayviz: the command entered no TVM pass context; nothing was traced in {out}",
-                     markup=False, highlight=False)
-    return status if status >= 0 else 128 - status
+        errors.print(done.untraced, markup=False, highlight=False)
+    return done.status

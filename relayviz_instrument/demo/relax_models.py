@@ -36,8 +36,8 @@ __all__ = ["RELAX_MODELS", "TORCH_MODELS", "DECODER_MODELS", "relax_workload", "
 def torch_available() -> bool:
     """Whether PyTorch and TVM's PyTorch frontend can be imported here."""
     try:
-        import torch  # noqa: F401
-        from tvm.relax.frontend.torch import from_exported_program  # noqa: F401
+        import torch  # noqa: F401  # imported only to see whether it can be
+        from tvm.relax.frontend.torch import from_exported_program  # noqa: F401  # imported only to see whether it can be
     except ImportError:
         return False
     return True

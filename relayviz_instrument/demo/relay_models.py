@@ -20,7 +20,8 @@ def _resnet(layers: int) -> Callable[[], Workload]:
     def make() -> Workload:
         from tvm.relay.testing import resnet
 
-        return resnet.get_workload(num_layers=layers, batch_size=1)
+        mod, params = resnet.get_workload(num_layers=layers, batch_size=1)
+        return mod, params
     return make
 
 
@@ -28,7 +29,8 @@ def _simple(module: str, **kwargs: Any) -> Callable[[], Workload]:
     def make() -> Workload:
         import importlib
 
-        return importlib.import_module(f"tvm.relay.testing.{module}").get_workload(**kwargs)
+        mod, params = importlib.import_module(f"tvm.relay.testing.{module}").get_workload(**kwargs)
+        return mod, params
     return make
 
 

@@ -1,6 +1,7 @@
 """The pytest plugin: the ``relayviz_snapshot`` fixture, and ``pytest --relayviz-trace DIR``
-(every pass context of each test traced into ``DIR/<test id>/``), registered through the
-``pytest11`` entry point ``relayviz_instrument.snapshot.plugin``.
+(every pass context of each test traced into ``DIR/<test id>/``: registered here, done by
+``relayviz_instrument.autotrace.pytest_option``), registered through the ``pytest11`` entry
+point ``relayviz_instrument.snapshot.plugin``.
 
 It imports neither TVM nor syrupy: pytest loads it in every session of every project that
 has relayviz_instrument installed. The fixture needs syrupy (``pip install
@@ -10,20 +11,16 @@ has relayviz_instrument installed. The fixture needs syrupy (``pip install
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Any, Dict, Generator, List, Optional
+from typing import Any, Generator, List, Optional
 
 import pytest
 
 from ..errors import RelayVizDependencyError
 
-__all__ = ["relayviz_snapshot", "NOTES", "TRACED"]
+__all__ = ["relayviz_snapshot", "NOTES"]
 
 #: Notes collected during the session (a snapshot that matches but was written by another TVM).
 NOTES = pytest.StashKey[List[str]]()
-#: Under ``--relayviz-trace``: the index entries of the tests traced so far, and each test's outcome.
-TRACED = pytest.StashKey[List[Any]]()
-_OUTCOMES = pytest.StashKey[Dict[str, str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,47 +50,34 @@ def relayviz_snapshot(request: pytest.FixtureRequest) -> Any:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("relayviz_trace", None):
-        config.stash[TRACED] = []
-        config.stash[_OUTCOMES] = {}
+    folder = config.getoption("relayviz_trace", None)
+    if folder:
+        from ..autotrace.pytest_option import trace_session
+
+        trace_session(config, folder)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> Generator[None, Any, None]:
     """Under ``--relayviz-trace DIR``: the test's every pass context traced into its own folder,
     and the folder's index written again once the test is over (its outcome known)."""
-    folder = item.config.getoption("relayviz_trace", None)
-    if not folder:
+    if not item.config.getoption("relayviz_trace", None):
         yield
         return
-    from .. import autotrace
-    from ..store.suite import SuiteEntry, test_folder_name, write_suite
+    from ..autotrace.pytest_option import traced_test
 
-    traced = item.config.stash[TRACED]
-    name = test_folder_name(item.nodeid, [e.folder for e in traced])
-    autotrace.start(Path(folder) / name)
-    try:
+    with traced_test(item):
         yield
-    finally:
-        trace = autotrace.stop()
-        outcome = item.config.stash[_OUTCOMES].get(item.nodeid, "passed")
-        traced.append(SuiteEntry(item.nodeid, name if trace is not None and trace.path is not None else None,
-                                 outcome))
-        write_suite(folder, traced)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, None]:
     """The outcome of each test under ``--relayviz-trace``: failed if any phase failed."""
     made = yield
-    outcomes = item.config.stash.get(_OUTCOMES, None)
-    if outcomes is None:
-        return
-    report = made.get_result()
-    if report.failed:
-        outcomes[item.nodeid] = "failed"
-    elif report.skipped and outcomes.get(item.nodeid) != "failed":
-        outcomes[item.nodeid] = "skipped"
+    if item.config.getoption("relayviz_trace", None):
+        from ..autotrace.pytest_option import note_outcome
+
+        note_outcome(item, made.get_result())
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -8,6 +8,7 @@ and the sink that owns the manifest, the memory and directory stores, and the re
     trace.py       load_trace / Trace: a trace directory read back; TraceLike, what readers ask of a trace
     documents.py   read_document: a snapshot or graph JSON file as a document
     suite.py       a folder of per-test traces (pytest --relayviz-trace) and its index
+    builds.py      the compilations a trace holds (split_builds) and what each built
 """
 
 from __future__ import annotations

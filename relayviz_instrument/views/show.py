@@ -23,7 +23,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis.builds import RECORD_GRAPH_FIX, Build
+from ..store.builds import RECORD_GRAPH_FIX, Build
 from ..analysis.pipeline import FINISHING, SCRATCH, Gap
 from ..analysis.reading import TraceReading
 from ..analysis.steps import BUILD_STEP, TVM_CODE, USER_CODE, Origin, origin_of

@@ -19,7 +19,7 @@ limit: everything before the N-th is the same in both. ``relayviz bisect`` passe
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import tvm
 
@@ -36,7 +36,7 @@ __all__ = ["RelayVizBisect", "LIMIT_ENV", "TRACE_ENV", "KEEP_ENV"]
 _NEVER = frozenset({"InferType", "sequential"})
 
 
-class RelayVizBisect(_PlainAttributes, tvm.instrument.PassInstrument):
+class RelayVizBisect(_PlainAttributes, tvm.instrument.PassInstrument):  # type: ignore[misc]  # TVM's classes are Any (pyproject.toml)
     """A pass instrument that skips every skippable pass after the first ``limit``.
 
     ``limit``: how many skippable passes run; ``None`` reads ``RELAYVIZ_BISECT_LIMIT`` (unset
@@ -59,7 +59,7 @@ class RelayVizBisect(_PlainAttributes, tvm.instrument.PassInstrument):
         self.min_opt_level = min_opt_level
         self.keep = frozenset(keep) | frozenset(filter(None, os.environ.get(KEEP_ENV, "").split(",")))
         self.decisions: List[Tuple[int, str, bool]] = []
-        self._required: set = set()
+        self._required: Set[str] = set()
         #: The trace this instrument records itself (and forwards TVM's callbacks to).
         self._own: Optional[RelayVizTrace] = None
         if trace is None and os.environ.get(TRACE_ENV):

@@ -2,7 +2,7 @@
 ``RELAYVIZ_TRACE``, ``pytest --relayviz-trace``).
 
 A :class:`RelayVizTrace` records the one pass context it is given to. A ProcessTrace is the
-same instrument put into every context (``relayviz_instrument.autotrace`` does that): it opens its trace the
+same instrument put into every context (``patches.py`` does that): it opens its trace the
 first time a context is entered and closes it when it is finished (at the process's exit),
 and each context entered in between is a *section* of the trace: a ``context`` line in the
 manifest (its number, the context it is nested in, where it was opened, its opt_level), and
@@ -14,18 +14,12 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
-import tvm
-
-from .artifacts import artifact_document, record_artifact
-from .equality import ModuleFacts
-from .guard import carried_interruption
-from .instrument import RelayVizTrace, without_graph
-from .pass_frames import error_text
-from ..store import PassRecord
+from ..capture.artifacts import artifact_document, record_artifact, without_graph
+from ..capture.guard import carried_interruption
+from ..capture.instrument import RelayVizTrace
 
 __all__ = ["ProcessTrace", "DEFAULT_CONTEXT"]
 
@@ -62,30 +56,32 @@ class ProcessTrace(RelayVizTrace):
 
     def opening(self, context: Any, where: str) -> None:
         """The pass context about to be entered, and where (``file:line``) its ``with`` is."""
-        if self._in_other_thread():
+        if self._thread.other():
             return
         self._opening = {"opened": where, "opt_level": int(context.opt_level)}
         self._opening_context = context
 
     def enter_pass_ctx(self) -> None:
         try:  # first: see carried_interruption
-            if self._in_other_thread():
+            if self._thread.other():
                 return
             opening, self._opening = self._opening, None
             context, self._opening_context = self._opening_context, None
-            if self._disabled or self._finished:
+            life = self._life
+            if life.disabled or life.finished:
                 return
             with self._guard("(entering a pass context)"):
-                if self._sink is None:
-                    self._open()
-                assert self._sink is not None
+                events = self._events
+                if events.sink is None:
+                    life.open()
+                assert events.sink is not None
                 facts = opening or {"opened": DEFAULT_CONTEXT, "opt_level": None}
                 parent = self._sections[-1].index if self._sections else None
-                section = _Section(len(self.contexts), len(self._stack), context if opening else None)
+                section = _Section(len(self.contexts), len(events.stack), context if opening else None)
                 self.contexts.append({"index": section.index, "parent": parent, **facts})
                 self._sections.append(section)
-                self._entered = len(self._sections)
-                self._sink.context(section.index, parent, facts["opened"], facts["opt_level"])
+                self._sections_changed()
+                events.sink.context(section.index, parent, facts["opened"], facts["opt_level"])
         except Exception:
             raise
         except BaseException as exc:  # Ctrl-C: carried, not dropped by TVM
@@ -93,7 +89,7 @@ class ProcessTrace(RelayVizTrace):
 
     def exit_pass_ctx(self) -> None:
         try:  # first: see carried_interruption
-            if not self._finished and not self._in_other_thread():
+            if not self._life.finished and not self._thread.other():
                 self._exit_context()
         except Exception:
             raise
@@ -102,21 +98,28 @@ class ProcessTrace(RelayVizTrace):
 
     def _exit_context(self) -> None:
         section = self._sections.pop() if self._sections else None
+        self._sections_changed()
         if self._sections:  # an inner context ends; the trace goes on
-            self._entered = len(self._sections)
-            if self._disabled or section is None:
+            if self._life.disabled or section is None:
                 return
             with self._guard("(leaving a pass context)"):
-                self._end_section(section, sys.exc_info()[1])
+                assert self._events.sink is not None
+                section.context = None
+                self._events.end_section(section.stack_depth, sys.exc_info()[1])
             return
-        self._entered = 1
+        self._life.entered = 1
         super()._exit_context()
+
+    def _sections_changed(self) -> None:
+        """The pass contexts open changed: the events beginning now are in the innermost."""
+        self._life.entered = len(self._sections)
+        self._events.context = self._sections[-1].index if self._sections else None
 
     def left(self, context: Any) -> None:
         """The program's ``with`` left ``context`` (its ``__exit__`` ran, TVM's part raising or
         not). If TVM never called this trace's ``exit_pass_ctx`` for it (an instrument listed
         before it raised there: TVM calls no later one), its section ends here, saying so."""
-        if self._finished or self._in_other_thread() or len(self._sections) < 2:
+        if self._life.finished or self._thread.other() or len(self._sections) < 2:
             return
         section = self._sections[-1]
         if section.context is None or not section.context.same_as(context):
@@ -124,42 +127,28 @@ class ProcessTrace(RelayVizTrace):
         opened = self.contexts[section.index]["opened"]
         why = (f"pass context {section.index} (opened at {opened}) was left without calling this trace's "
                "exit_pass_ctx: an instrument listed before it raised there, and TVM then calls no later one")
-        if len(self._stack) > section.stack_depth:
+        if len(self._events.stack) > section.stack_depth:
             self.note_unseen(why)  # passes of it were cut short
         elif why not in self.notes:
             self.notes.append(f"{why}; its pass events had all ended")
         self._exit_context()
-
-    def _new_record(self, mod: tvm.IRModule, info: Any, state: Optional[ModuleFacts] = None) -> PassRecord:
-        record = super()._new_record(mod, info, state)
-        record.context = self._sections[-1].index if self._sections else None
-        return record
-
-    def _end_section(self, section: _Section, exc: Optional[BaseException]) -> None:
-        """End the events that began inside ``section`` and are still open (an exception went
-        through them); the events of the contexts around it stay open."""
-        assert self._sink is not None
-        section.context = None
-        now = time.perf_counter()
-        message = error_text(exc) if exc is not None else "did not finish (its pass context exited first)"
-        while len(self._stack) > section.stack_depth:
-            self._end_open(self._stack.pop(), message, now)
 
     def record_built(self, built: Any) -> None:
         """Record what a build returned (``relay.build``'s module, ``relay.vm.compile``'s
         executable, the Relax VM executable of ``tvm.compile``) as the artifact of the
         compilation it came from. Unlike :meth:`record_graph`, a failure here never reaches the
         caller: it is one problem in the trace, and recording goes on."""
-        if self._disabled or self._sink is None or self._finished or self._in_other_thread(event=True):
+        life, sink = self._life, self._events.sink
+        if life.disabled or sink is None or life.finished or self._thread.other(event=True):
             return  # (a build in another thread counts with that thread's events)
         without = without_graph(built)
         if without is not None:
-            self._note(without)
+            self._events.note(without)
             return
         with self._guard("(recording what a build returned)"):
             try:
                 name, ir, doc = artifact_document(built)
-                record_artifact(self.records, self._sink, name, ir, doc)
+                record_artifact(self.records, sink, name, ir, doc)
             except Exception as exc:  # the script's build succeeded; only the trace misses its artifact
                 if self.strict:
                     raise
@@ -170,10 +159,11 @@ class ProcessTrace(RelayVizTrace):
         """A pass is about to run, called from Python: in a thread other than the one this trace
         records, outside any context the trace is in (``in_traced_context()`` says, asked only
         then), nothing will tell the trace, so the call is counted here by thread."""
-        if self._owner is None or threading.get_ident() == self._owner or self._finished:
+        thread = self._thread
+        if thread.ident is None or threading.get_ident() == thread.ident or self._life.finished:
             return
         if not in_traced_context():
-            self._unseen_in_threads[threading.current_thread().name] += 1
+            thread.count_unseen()
 
     def note_unseen(self, what: str) -> None:
         """Say in the trace (its problems, once per text) that something was not recorded."""
@@ -184,10 +174,11 @@ class ProcessTrace(RelayVizTrace):
     def finish(self) -> None:
         """Close the trace now (the process is exiting): end every open event and write the
         close line. Later pass contexts are not recorded."""
-        if self._finished:
+        life = self._life
+        if life.finished:
             return
-        if self._sink is None:
-            self._finished = True
+        if self._events.sink is None:
+            life.finished = True
             return
         self._sections = self._sections[:1]
         self._exit_context()  # whichever thread the process ends in

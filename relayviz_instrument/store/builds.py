@@ -11,6 +11,10 @@ built (the graph executor JSON of ``relay.build``, the bytecode of ``relay.vm.co
 Relax VM executable of ``tvm.compile``) is no pass's output; ``RelayVizTrace.record_graph``
 adds it as an event whose ``before`` is the last module of the compilation that built it, and
 that is how it is attached here.
+
+It lives with the records it reads, below both stages that need it: capture attaches a built
+artifact to its compilation while recording (``capture/artifacts.py``), and analysis reads a
+trace by its compilations (``analysis/reading.py``); the split is computed here only.
 """
 
 from __future__ import annotations
@@ -19,10 +23,9 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Set
 
 from ..format.irs import ARTIFACT_IRS, EMPTY, MODULE_IRS, RELAX, TIR
-from ..store import PassRecord
+from .records import PassRecord
 
-# ARTIFACT_IRS stays importable from here (the instrument imports it).
-__all__ = ["Build", "split_builds", "ARTIFACT_IRS", "RECORD_GRAPH_FIX", "best_build_for"]
+__all__ = ["Build", "split_builds", "records_by_index", "best_build_for", "RECORD_GRAPH_FIX"]
 
 #: How to record what was built, for every message that says it is missing.
 RECORD_GRAPH_FIX = "call trace.record_graph(lib) with what relay.build (or relay.vm.compile) returned"
