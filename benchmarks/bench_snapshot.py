@@ -22,7 +22,7 @@ from tvm import relay
 
 from relayviz_instrument import RelayVizTrace, align
 from relayviz_instrument.demo.relay_models import workload
-from relayviz_instrument.snapshot import SnapshotOptions, decode_snapshot, encode_snapshot, explain
+from relayviz_instrument.regression import SnapshotOptions, decode_snapshot, encode_snapshot, explain
 
 TARGET = "llvm -mtriple=x86_64-linux-gnu"
 

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, settings
 
 # The relayviz_snapshot fixture: its plugin is registered by the pytest11 entry point once the
 # package is installed; named here too, for a checkout run without reinstalling it.
-pytest_plugins = ["pytester", "relayviz_instrument.snapshot.plugin"]
+pytest_plugins = ["pytester", "relayviz_instrument.regression.plugin"]
 
 # make test draws the same examples on every run (a red CI run is reproducible, a green one
 # stays green for the same code); make fuzz draws new ones, many more of them.

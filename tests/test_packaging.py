@@ -30,7 +30,7 @@ PROVIDED_BY_THE_USER = {
 }
 #: Modules imported only when their feature is used (by a function, never by ``import
 #: relayviz_instrument``), and the extra that declares what they import.
-FEATURE_MODULES = {"relayviz_instrument/snapshot/extension.py": "pytest"}
+FEATURE_MODULES = {"relayviz_instrument/regression/extension.py": "pytest"}
 
 
 def _requirement_names(text: str) -> Set[str]:

@@ -2,7 +2,7 @@
 own, ``DIR/<test folder>/``, and the folder's index (``store/suite.py``) written again after
 each test, with its outcome, so that a session that dies still leaves the tests it finished.
 
-The pytest plugin (``snapshot/plugin.py``) registers the option and its hooks and calls in here
+The pytest plugin (``regression/plugin.py``) registers the option and its hooks and calls in here
 only when the option is given; the session's state is one :class:`TracedSuite`, kept in the
 session's ``config.stash``.
 """

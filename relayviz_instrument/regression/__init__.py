@@ -1,5 +1,7 @@
 """Regression snapshots: pin what a compilation does to a model, and say which pass first
-behaves differently when it changes. One job per module::
+behaves differently when it changes. (A *snapshot* elsewhere in the package is a module's
+RelayViz document in a trace; here, as in syrupy, a regression snapshot is the file a test
+pins, which holds a trace's modules as text.) One job per module::
 
     codec.py       the snapshot file: written from a trace or a module, read back (one home)
     explain.py     why two snapshots differ, as plain text: the first divergent pass, its diff

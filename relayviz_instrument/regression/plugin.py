@@ -1,7 +1,7 @@
 """The pytest plugin: the ``relayviz_snapshot`` fixture, and ``pytest --relayviz-trace DIR``
 (every pass context of each test traced into ``DIR/<test id>/``: registered here, done by
 ``relayviz_instrument.autotrace.pytest_option``), registered through the ``pytest11`` entry
-point ``relayviz_instrument.snapshot.plugin``.
+point ``relayviz_instrument.regression.plugin``.
 
 It imports neither TVM nor syrupy: pytest loads it in every session of every project that
 has relayviz_instrument installed. The fixture needs syrupy (``pip install

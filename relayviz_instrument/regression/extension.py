@@ -1,12 +1,12 @@
 """The syrupy extension behind ``relayviz_snapshot``: syrupy's roles, filled in for RelayViz.
 
-- serializer: :func:`~relayviz_instrument.snapshot.codec.encode_snapshot` (a trace, a module,
+- serializer: :func:`~relayviz_instrument.regression.codec.encode_snapshot` (a trace, a module,
   a function or a built graph to the snapshot file);
 - storage: syrupy's single-file storage, one file per assertion under ``snapshots/`` next
   to the test module (or under the ``relayviz_snapshot_dir`` ini option), written atomically;
 - comparator: the files' bytes, without the TVM and Python versions of the header (with
   ``--snapshot-update`` those count too, so that updating records the versions);
-- reporter: :func:`~relayviz_instrument.snapshot.explain.explain`, the first divergent pass
+- reporter: :func:`~relayviz_instrument.regression.explain.explain`, the first divergent pass
   and its node-level diff instead of a diff of text lines.
 
 syrupy does the rest: ``--snapshot-update`` writes new and changed snapshots and deletes
@@ -117,7 +117,7 @@ class RelayVizSnapshotAssertion(SnapshotAssertion):
                  names: bool = True, passes: Optional[str] = None, exclude: Optional[str] = None,
                  name: Optional[str] = None) -> "RelayVizSnapshotAssertion":
         """The next assertion leaves out what the options say (see
-        :class:`~relayviz_instrument.snapshot.SnapshotOptions`); ``name`` names its file."""
+        :class:`~relayviz_instrument.regression.SnapshotOptions`); ``name`` names its file."""
         options = SnapshotOptions(constants, names, passes, exclude)
         super().__call__(extension_class=extension_class(options, self.update_snapshots), name=name)
         return self

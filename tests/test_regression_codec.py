@@ -16,7 +16,7 @@ from relayviz_instrument.format import VERSION
 from relayviz_instrument import RelayVizUsageError, load_trace
 from relayviz_instrument.errors import RelayVizFormatError
 from relayviz_instrument.analysis.pipeline import SCRATCH, event_roles
-from relayviz_instrument.snapshot import (SnapshotFormatError, SnapshotOptions, decode_snapshot, encode_snapshot,
+from relayviz_instrument.regression import (SnapshotFormatError, SnapshotOptions, decode_snapshot, encode_snapshot,
                                           explain)
 
 tvm = pytest.importorskip("tvm")

@@ -18,7 +18,7 @@ import pytest
 syrupy = pytest.importorskip("syrupy")
 pytest.importorskip("tvm.relay.testing")
 import relayviz_instrument.capture  # noqa: E402  (imported by the child, see above)
-import relayviz_instrument.snapshot.extension  # noqa: E402,F401
+import relayviz_instrument.regression.extension  # noqa: E402,F401
 
 CHILD = '''
 import os
@@ -45,7 +45,7 @@ def test_module(relayviz_snapshot):
 '''
 #: The plugin by its module name, which is also its entry point's name: this works whether or
 #: not the package's entry points are installed.
-PLUGIN = ("-p", "relayviz_instrument.snapshot.plugin", "-p", "no:cacheprovider")
+PLUGIN = ("-p", "relayviz_instrument.regression.plugin", "-p", "no:cacheprovider")
 
 
 @pytest.fixture(autouse=True)
@@ -195,7 +195,7 @@ def test_a_tvm_object_on_the_left_of_the_assert_is_explained(pytester: pytest.Py
 def test_the_fixture_without_syrupy_says_what_to_install(pytester: pytest.Pytester) -> None:
     pytester.makeconftest('''
         import sys
-        sys.modules["relayviz_instrument.snapshot.extension"] = None  # as if syrupy were not installed
+        sys.modules["relayviz_instrument.regression.extension"] = None  # as if syrupy were not installed
     ''')
     pytester.makepyfile(test_nothing='''
         def test_nothing(relayviz_snapshot):
