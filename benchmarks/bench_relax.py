@@ -15,7 +15,9 @@ operator strategy or LLVM state left warm by an earlier compile), the ways alter
 - printed: TVM's ``PrintAfterAll`` instead (the pass and the module's text after every pass,
   into a file), the baseline a user would otherwise run.
 
-Only the compile is timed (making the model, a ``torch.export`` for the PyTorch ones, is not).
+Only the compile is timed, with recording what it built for the traced ways (``record_graph``,
+as ``trace_compile``, ``relayviz run`` and ``RELAYVIZ_TRACE`` do); making the model (a
+``torch.export`` for the PyTorch ones) is not.
 It prints the median compile times, each traced/plain ratio and the printed one, and beside them the median time
 spent inside the instrument's callbacks (its own seconds), the same ratios in the process's CPU
 time (which other jobs on a shared machine disturb less than wall time), pass events and
@@ -74,7 +76,9 @@ def child(target_kind: str, model: str, way: str, against: str, out: str) -> Non
     with open(Path(out) / "printed.txt", "w") as printed, contextlib.redirect_stdout(printed):
         started, cpu = time.perf_counter(), time.process_time()
         with tvm.transform.PassContext(opt_level=3, instruments=instruments):
-            compile_relax(mod, target=target, pipeline=None if cuda else "zero")
+            built = compile_relax(mod, target=target, pipeline=None if cuda else "zero")
+        if trace is not None:  # as trace_compile, relayviz run and RELAYVIZ_TRACE record it
+            trace.record_graph(built)
         result: Dict[str, Any] = {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu}
     if trace is not None:
         result.update(instrument=trace.instrument_seconds, events=len(trace.records),
