@@ -72,7 +72,7 @@ def _run_relayviz(argv: list) -> "tuple[int, str]":
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         status = main(argv)
         out.flush()
-    return status, out.buffer.getvalue().decode("utf-8", "replace")  # type: ignore[attr-defined]
+    return status, out.buffer.getvalue().decode("utf-8", "replace")  # type: ignore[attr-defined]  # a TextIOWrapper over BytesIO
 
 
 def _evaluate_sh(example: Example) -> None:

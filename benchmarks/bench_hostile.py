@@ -30,8 +30,8 @@ import zstandard
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from relayviz_instrument.format import loads  # noqa: E402
-from relayviz_instrument.store.trace import snapshot_ref  # noqa: E402
+from relayviz_instrument.format import loads  # noqa: E402  # after the checkout is put on sys.path
+from relayviz_instrument.store.trace import snapshot_ref  # noqa: E402  # after the checkout is put on sys.path
 
 
 def mlp_trace(root: Path) -> Path:

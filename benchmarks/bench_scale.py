@@ -143,7 +143,7 @@ def main() -> None:
     from relayviz_instrument import to_relayviz
 
     # the lambda runs inside stage(), before the `del` below (which ruff reads first)
-    doc = meter.stage("serialize", name, lambda: to_relayviz(mod))  # noqa: F821
+    doc = meter.stage("serialize", name, lambda: to_relayviz(mod))  # noqa: F821  # see the comment above
     if doc is not None:
         print(f"  ({len(doc['nodes']):,} nodes)")
         _document_stages(meter, name, doc, args.diff_budget)

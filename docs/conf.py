@@ -12,7 +12,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the checkout's package, whatever is installed
 sys.path.insert(0, str(HERE))
 
-from relayviz_instrument import __version__  # noqa: E402
+from relayviz_instrument import __version__  # noqa: E402  # after the checkout is put on sys.path
 
 project = "relayviz_instrument"
 author = "the relayviz_instrument authors"

@@ -24,7 +24,7 @@ VIEWPORT = {"width": 1600, "height": 1000}
 def missing() -> str:
     """Why the browser cannot run here, or ``""``."""
     try:
-        import playwright  # noqa: F401
+        import playwright  # noqa: F401  # only whether it imports
     except ImportError:
         return "the playwright package is not installed (pip install -e '.[test]')"
     if not os.access(CHROMIUM, os.X_OK):

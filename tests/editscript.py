@@ -80,9 +80,9 @@ def apply_edits(before: Mapping[str, Any], script: EditScript) -> Dict[str, Any]
     root = _renumber_root(before, script.mapping)
     for edit in script.edits:
         if edit.action == "add":
-            nodes[edit.after] = copy.deepcopy(dict(edit.fields))  # type: ignore[index]
+            nodes[edit.after] = copy.deepcopy(dict(edit.fields))  # type: ignore[index]  # an insert's target is an int here
         elif edit.action == "update":
-            node = nodes[edit.after]  # type: ignore[index]
+            node = nodes[edit.after]  # type: ignore[index]  # a change's target is an int here
             assert node is not None
             node.update(copy.deepcopy(dict(edit.fields)))
             for name in edit.unset:

@@ -140,7 +140,7 @@ def _shown(trace: Path) -> str:
 
     console = Console(width=200, color_system=None, file=io.StringIO())
     console.print(show_trace(load_trace(trace)))
-    return console.file.getvalue()  # type: ignore[attr-defined]
+    return console.file.getvalue()  # type: ignore[attr-defined]  # the console writes into a StringIO
 
 
 def _check_quantize_trace(trace_dir: Path) -> None:

@@ -208,7 +208,7 @@ def test_an_interruption_while_an_end_line_is_appended_closes_every_event_once(t
                 if legalize_end:
                     raise KeyboardInterrupt  # the line is written, the sink has not noted it
 
-            store.append = interrupted  # type: ignore[method-assign]
+            store.append = interrupted  # type: ignore[method-assign]  # the interruption is the point
             seq(mod)
     lines = [json.loads(line) for line in (tmp_path / "t" / "manifest.jsonl").read_text().splitlines()]
     begun = [line["index"] for line in lines if line["type"] == "begin"]

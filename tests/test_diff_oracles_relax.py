@@ -11,10 +11,10 @@ import pytest
 
 relax = pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
 
-from relaxprograms import tensor  # noqa: E402
-from relayviz_instrument.diff import GraphDiff, diff  # noqa: E402
-from relayviz_instrument.demo.relax_models import relax_workload  # noqa: E402
-from relayviz_instrument.serialize import serializer_for  # noqa: E402
+from relaxprograms import tensor  # noqa: E402  # after the importorskip above
+from relayviz_instrument.diff import GraphDiff, diff  # noqa: E402  # after the importorskip above
+from relayviz_instrument.demo.relax_models import relax_workload  # noqa: E402  # after the importorskip above
+from relayviz_instrument.serialize import serializer_for  # noqa: E402  # after the importorskip above
 
 T = relax.transform
 

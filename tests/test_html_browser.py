@@ -35,7 +35,7 @@ def report(resnet18_traced: Any, tmp_path_factory: pytest.TempPathFactory) -> Pa
 def page(browser: Any, request: Any) -> Iterator[Any]:
     page = browser.new_page()
     errors = watch_errors(page)
-    page.errors = errors  # type: ignore[attr-defined]
+    page.errors = errors  # type: ignore[attr-defined]  # kept on the page for the tests
     yield page
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"))

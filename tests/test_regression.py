@@ -19,7 +19,7 @@ tvm = pytest.importorskip("tvm")
 relay = pytest.importorskip("tvm.relay")
 testing = pytest.importorskip("tvm.relay.testing")
 
-from relayviz_instrument import RelayVizTrace  # noqa: E402
+from relayviz_instrument import RelayVizTrace  # noqa: E402  # after the importorskip above
 
 PROGRAMS = Path(__file__).parent / "relay_programs"
 #: The target is named in full, not taken from this machine: relay.optimize runs no code, and

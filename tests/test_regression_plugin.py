@@ -18,7 +18,7 @@ import pytest
 syrupy = pytest.importorskip("syrupy")
 pytest.importorskip("tvm.relay.testing")
 import relayviz_instrument.capture  # noqa: E402  (imported by the child, see above)
-import relayviz_instrument.regression.extension  # noqa: E402,F401
+import relayviz_instrument.regression.extension  # noqa: E402,F401  (imported by the child, see above)
 
 CHILD = '''
 import os

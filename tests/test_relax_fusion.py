@@ -14,12 +14,12 @@ import pytest
 
 relax = pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
 
-import tvm  # noqa: E402
+import tvm  # noqa: E402  # after the importorskip above
 
-from relayviz_instrument.demo.relax_models import relax_host_target  # noqa: E402
-from relayviz_instrument.diff import GraphDiff, diff  # noqa: E402
-from relayviz_instrument.serialize import serializer_for  # noqa: E402
-from relayviz_instrument.serialize.reflection import dict_attrs_items  # noqa: E402
+from relayviz_instrument.demo.relax_models import relax_host_target  # noqa: E402  # after the importorskip above
+from relayviz_instrument.diff import GraphDiff, diff  # noqa: E402  # after the importorskip above
+from relayviz_instrument.serialize import serializer_for  # noqa: E402  # after the importorskip above
+from relayviz_instrument.serialize.reflection import dict_attrs_items  # noqa: E402  # after the importorskip above
 
 
 def fuse(mod: Any) -> Tuple[Any, Any]:

@@ -19,14 +19,14 @@ import pytest
 
 relax = pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
 
-import tvm  # noqa: E402
+import tvm  # noqa: E402  # after the importorskip above
 
-from conftest import needs_torch  # noqa: E402
-from relayviz_instrument import RelayVizTrace, load_trace  # noqa: E402
-from relayviz_instrument.capture import compile_relax, trace_compile  # noqa: E402
-from relayviz_instrument.capture.kept_module import TVMSCRIPT, keep_module, load_kept_module  # noqa: E402
-from relayviz_instrument.demo.relax_models import relax_host_target, torch_model  # noqa: E402
-from relayviz_instrument.errors import RelayVizTraceError  # noqa: E402
+from conftest import needs_torch  # noqa: E402  # after the importorskip above
+from relayviz_instrument import RelayVizTrace, load_trace  # noqa: E402  # after the importorskip above
+from relayviz_instrument.capture import compile_relax, trace_compile  # noqa: E402  # after the importorskip above
+from relayviz_instrument.capture.kept_module import TVMSCRIPT, keep_module, load_kept_module  # noqa: E402  # after the importorskip above
+from relayviz_instrument.demo.relax_models import relax_host_target, torch_model  # noqa: E402  # after the importorskip above
+from relayviz_instrument.errors import RelayVizTraceError  # noqa: E402  # after the importorskip above
 
 TESTS = Path(__file__).parent
 

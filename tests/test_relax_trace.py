@@ -9,15 +9,15 @@ import pytest
 
 relax = pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
 
-import tvm  # noqa: E402
+import tvm  # noqa: E402  # after the importorskip above
 
-from conftest import needs_torch  # noqa: E402
-from relayviz_instrument import format as fmt  # noqa: E402
-from relayviz_instrument import load_trace  # noqa: E402
-from relayviz_instrument.capture import compile_relax, trace_compile  # noqa: E402
-from relayviz_instrument.cli import main  # noqa: E402
-from relayviz_instrument.analysis.pass_diffs import PassDiffs  # noqa: E402
-from relayviz_instrument.demo.relax_models import relax_host_target, relax_workload  # noqa: E402
+from conftest import needs_torch  # noqa: E402  # after the importorskip above
+from relayviz_instrument import format as fmt  # noqa: E402  # after the importorskip above
+from relayviz_instrument import load_trace  # noqa: E402  # after the importorskip above
+from relayviz_instrument.capture import compile_relax, trace_compile  # noqa: E402  # after the importorskip above
+from relayviz_instrument.cli import main  # noqa: E402  # after the importorskip above
+from relayviz_instrument.analysis.pass_diffs import PassDiffs  # noqa: E402  # after the importorskip above
+from relayviz_instrument.demo.relax_models import relax_host_target, relax_workload  # noqa: E402  # after the importorskip above
 
 
 def _tensor(array):

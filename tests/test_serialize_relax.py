@@ -16,14 +16,14 @@ import pytest
 
 relax = pytest.importorskip("tvm.relax", reason="needs a TVM with Relax")
 
-import tvm  # noqa: E402
+import tvm  # noqa: E402  # after the importorskip above
 
-from conftest import needs_torch  # noqa: E402
-from relaxprograms import NEW_TVM, build_pipeline, doc_census, ir_census, load_program, tensor  # noqa: E402
-from relayviz_instrument import format as fmt  # noqa: E402
-from relayviz_instrument import to_relayviz  # noqa: E402
-from relayviz_instrument.demo.relax_models import relax_workload  # noqa: E402
-from relayviz_instrument.serialize import module_ir, serializer_for  # noqa: E402
+from conftest import needs_torch  # noqa: E402  # after the importorskip above
+from relaxprograms import NEW_TVM, build_pipeline, doc_census, ir_census, load_program, tensor  # noqa: E402  # after the importorskip above
+from relayviz_instrument import format as fmt  # noqa: E402  # after the importorskip above
+from relayviz_instrument import to_relayviz  # noqa: E402  # after the importorskip above
+from relayviz_instrument.demo.relax_models import relax_workload  # noqa: E402  # after the importorskip above
+from relayviz_instrument.serialize import module_ir, serializer_for  # noqa: E402  # after the importorskip above
 
 #: Every Relax node kind a document can hold (DataflowVar: a Var with "dataflow": true).
 RELAX_KINDS = {"Function", "Var", "DataflowVar", "Call", "Op", "ExternFunc", "GlobalVar", "Const", "Tuple",

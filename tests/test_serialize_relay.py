@@ -304,7 +304,7 @@ def test_conv2d_attributes_are_on_the_op_nodes() -> None:
     doc = workload_document("resnet18")
     convs = [o for o in ir_objects(mod) if isinstance(o, relay.Call) and getattr(o.op, "name", "") == "nn.conv2d"]
     # a TVM Attrs has keys() but neither iterates nor answers `in`
-    expected = Counter(json.dumps({k: _ir_attr(c.attrs[k]) for k in c.attrs.keys()}, sort_keys=True)  # noqa: SIM118
+    expected = Counter(json.dumps({k: _ir_attr(c.attrs[k]) for k in c.attrs.keys()}, sort_keys=True)  # noqa: SIM118  # a TVM Attrs, not a dict
                        for c in convs)
     got = Counter(json.dumps(op["attrs"], sort_keys=True) for _, op in calls_of(doc, "nn.conv2d"))
     assert got == expected
@@ -320,7 +320,7 @@ def test_conv2d_attributes_are_on_the_op_nodes() -> None:
     booleans = {str(f.name) for f in ir_bn[0].attrs.list_field_info() if str(f.type_info).startswith("bool")}
     assert booleans == {"center", "scale"}
     expected_bn = Counter(json.dumps({k: bool(c.attrs[k]) if k in booleans else _ir_attr(c.attrs[k])
-                                      for k in c.attrs.keys()}, sort_keys=True) for c in ir_bn)  # noqa: SIM118
+                                      for k in c.attrs.keys()}, sort_keys=True) for c in ir_bn)  # noqa: SIM118  # a TVM Attrs, not a dict
     assert Counter(json.dumps(op["attrs"], sort_keys=True) for _, op in calls_of(doc, "nn.batch_norm")) == expected_bn
 
 

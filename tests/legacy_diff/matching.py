@@ -228,7 +228,7 @@ class _Matcher:
             return  # the common case: a unary node whose input is paired already
         pairs: Sequence[Tuple[int, int]]
         if len(xs) == len(ys):
-            pairs = zip(xs, ys)  # type: ignore[assignment]
+            pairs = zip(xs, ys)  # type: ignore[assignment]  # the frozen old engine, kept as it was
         else:
             pairs = self.align(xs, ys)
         if va.kind[a] == "Function":

@@ -59,7 +59,7 @@ class GraphView:
             self.nodes = [raw_nodes[i] for i in order]
             self.refs = [[rank_of[t] for t in raw_refs[i]] for i in order]
         self.rank_of: List[int] = rank_of
-        self.kind: List[str] = [node.get("node_kind") for node in self.nodes]  # type: ignore[misc]
+        self.kind: List[str] = [node.get("node_kind") for node in self.nodes]  # type: ignore[misc]  # the frozen old engine, kept as it was
         self.functions: Dict[str, int] = {name: rank_of[functions[name]] for name in sorted(functions)}
         self.root: Optional[int] = rank_of[doc["root"]] if doc.get("root") is not None else None
         roots = set(self.functions.values())
@@ -253,7 +253,7 @@ def _canonical_order(nodes: Sequence[Mapping[str, Any]], refs: List[List[int]], 
 
 
 def _without_refs(node: Mapping[str, Any]) -> Dict[str, Any]:
-    names = reference_field_names(node.get("node_kind"))  # type: ignore[arg-type]
+    names = reference_field_names(node.get("node_kind"))  # type: ignore[arg-type]  # the frozen old engine, kept as it was
     return {k: v for k, v in node.items() if k not in names}
 
 
