@@ -16,6 +16,8 @@ from typing import Any, Callable, List, Optional
 
 import tvm
 
+from ..errors import RelayVizDependencyError
+
 __all__ = ["context_instruments", "HiddenInstruments", "hide_instruments"]
 
 #: TVM <= 0.19 reads a reflected field through ``NodeGetAttr`` once Python's own lookup failed.
@@ -30,7 +32,8 @@ def _reader(found: Any) -> Callable[[Any], Any]:
     if found is not None and hasattr(found, "__get__"):  # TVM 0.2x: a tvm-ffi field property
         return lambda context: found.__get__(context, type(context))
     if _NODE_GET_ATTR is None:
-        raise RuntimeError("this TVM's PassContext has no instruments field that relayviz can read")
+        raise RelayVizDependencyError("this TVM's PassContext has no instruments field relayviz can read: tracing a "
+                                      "whole process needs a TVM whose PassContext exposes its instruments")
     node_get_attr = _NODE_GET_ATTR
     return lambda context: node_get_attr(context, "instruments")
 
